@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# xrdma: out-of-tree NVMe over Fabrics RDMA host transport (nvme-xrdma.ko).
+#
+#   make                    build against the pinned Debian 6.12 headers
+#   make KDIR=/lib/modules/$(uname -r)/build   build for the running kernel
+#   make KSRC=/path/to/linux   take nvme.h/fabrics.h from a source tree
+#   make check              W=1 + sparse, checkpatch, selftests in QEMU
+#   make demo               connect with xrdma in the QEMU rig, nvme list, fio
+#   make install|uninstall  modules_install into updates/ + depmod
+
+PIN_KVER  := $(shell cat /etc/xrdma-kver 2>/dev/null || echo 6.12.117)
+KVER      ?= $(PIN_KVER)+deb12-amd64
+KDIR      ?= /lib/modules/$(KVER)/build
+KSRC_TAR  ?= $(firstword $(wildcard /usr/src/linux-source-6.12.tar.xz) \
+			 /usr/src/linux-source-6.12.tar.xz)
+KSRC      ?=
+
+# Release and module tree of the kernel we build for.
+KREL      := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+MODDIR    := $(dir $(KDIR:%/=%))
+ifeq ($(wildcard $(MODDIR)kernel),)
+MODDIR    := /lib/modules/$(KREL)/
+endif
+
+BUILD     := $(CURDIR)/.build
+KHDR      := $(BUILD)/ksrc
+HDR_FILES := drivers/nvme/host/nvme.h drivers/nvme/host/fabrics.h \
+	     scripts/checkpatch.pl scripts/spelling.txt \
+	     scripts/const_structs.checkpatch Makefile
+MOD       := drivers/nvme/host/xrdma/nvme-xrdma.ko
+SOURCES    = $(filter-out %.mod.c,$(wildcard drivers/nvme/host/xrdma/*.[ch]))
+
+KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
+
+.PHONY: all modules clean check check-build checkpatch selftests demo \
+	bench install uninstall headers
+
+all: modules
+
+# --- private nvme headers and the layout guard ----------------------------
+
+$(KHDR)/.stamp: $(if $(KSRC),,$(KSRC_TAR))
+	@rm -rf $(KHDR) && mkdir -p $(KHDR)
+ifneq ($(KSRC),)
+	@echo "  HDRS    $(KSRC)"
+	@cd $(KSRC) && cp --parents $(HDR_FILES) $(KHDR)/
+else
+	@test -f "$(KSRC_TAR)" || { echo "error: $(KSRC_TAR) missing:" \
+		"run tools/setup or pass KSRC=<kernel source tree>" >&2; exit 1; }
+	@echo "  HDRS    $(KSRC_TAR)"
+	@tar -xJf $(KSRC_TAR) -C $(KHDR) --strip-components=1 \
+		$(addprefix linux-source-6.12/,$(HDR_FILES))
+endif
+	@touch $@
+
+$(KHDR)/xrdma_layout.h: $(KHDR)/.stamp tools/build/gen-layout
+	@tools/build/check-version $(KHDR)/Makefile "$(KREL)"
+	@tools/build/gen-layout $(KDIR) $(MODDIR) $@
+
+headers: $(KHDR)/xrdma_layout.h
+
+# --- build ----------------------------------------------------------------
+
+modules: headers
+	$(MAKE) $(KBUILD_ARGS) modules
+
+clean:
+	-$(MAKE) $(KBUILD_ARGS) clean
+	rm -rf $(BUILD)
+
+# W=1 and sparse (C=2 checks every file) must print nothing.
+check-build: headers
+	$(MAKE) $(KBUILD_ARGS) clean >/dev/null
+	$(MAKE) $(KBUILD_ARGS) W=1 C=2 modules 2>&1 | tee $(BUILD)/build.log
+	@if grep -E 'warning|error|: note:' $(BUILD)/build.log | \
+	    grep -v '^make'; then \
+		echo "check-build: FAILED: warnings above" >&2; exit 1; fi
+	@echo "check-build: W=1 + sparse clean"
+
+checkpatch: headers
+	@$(KHDR)/scripts/checkpatch.pl --no-tree --strict --show-types \
+		--quiet -f $(SOURCES) && echo "checkpatch: clean"
+
+selftests: modules
+	tools/vm/run -- selftests/run_selftests.sh
+
+check: check-build checkpatch selftests
+
+demo: modules
+	tools/vm/run -- tools/demo
+
+bench: modules
+	tools/vm/run --timeout 3000 -- tools/bench
+
+# --- install ------------------------------------------------------------
+
+install: modules
+	$(MAKE) $(KBUILD_ARGS) INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(KREL)
+
+uninstall:
+	rm -f $(MODDIR)updates/nvme-xrdma.ko*
+	depmod -a $(KREL)

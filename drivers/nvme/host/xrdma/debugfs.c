@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xrdma: debugfs statistics.
+ *
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/stats          controller totals
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/reset_stats    write 1 to zero them
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/q<qid>/stats   one queue
+ *
+ * Every stats file prints one "name value" line per counter.
+ *
+ * The queue structures live in ctrl->queues for the whole life of the
+ * controller, so their counters may be read at any time, even while a
+ * queue is torn down or reconnected; nothing a teardown frees (cm_id, QP,
+ * CQ, device) is looked at.  The counters are read without locks, so a
+ * snapshot is not atomic as a whole, and "inflight" is an estimate.
+ *
+ * As the debugfs API asks, failures to create files are not checked: an
+ * error pointer stored as a directory only makes the calls below no-ops.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/kstrtox.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/seq_file.h>
+
+#include "xrdma.h"
+
+/* Serialises creating and removing the directories and their pointers. */
+static DEFINE_MUTEX(xrdma_debugfs_mutex);
+static struct dentry *xrdma_debugfs_root;
+
+/* The counters of struct xrdma_queue_stats, in the order shown. */
+enum xrdma_stat {
+	XRDMA_STAT_SUBMITTED,
+	XRDMA_STAT_NO_DATA,
+	XRDMA_STAT_INLINE_DATA,
+	XRDMA_STAT_FRWR,
+	XRDMA_STAT_POSTS,
+	XRDMA_STAT_WRS,
+	XRDMA_STAT_BUSY,
+	XRDMA_STAT_COMPLETED,
+	XRDMA_STAT_REMOTE_INV,
+	XRDMA_STAT_LOCAL_INV,
+	XRDMA_STAT_WR_ERRORS,
+	XRDMA_STAT_BAD_RSP,
+	XRDMA_STAT_TIMEOUTS,
+	XRDMA_STAT_NR
+};
+
+static const char * const xrdma_stat_names[XRDMA_STAT_NR] = {
+	[XRDMA_STAT_SUBMITTED]		= "submitted",
+	[XRDMA_STAT_NO_DATA]		= "no_data",
+	[XRDMA_STAT_INLINE_DATA]	= "inline_data",
+	[XRDMA_STAT_FRWR]		= "frwr",
+	[XRDMA_STAT_POSTS]		= "posts",
+	[XRDMA_STAT_WRS]		= "wrs",
+	[XRDMA_STAT_BUSY]		= "busy",
+	[XRDMA_STAT_COMPLETED]		= "completed",
+	[XRDMA_STAT_REMOTE_INV]		= "remote_inv",
+	[XRDMA_STAT_LOCAL_INV]		= "local_inv",
+	[XRDMA_STAT_WR_ERRORS]		= "wr_errors",
+	[XRDMA_STAT_BAD_RSP]		= "bad_rsp",
+	[XRDMA_STAT_TIMEOUTS]		= "timeouts",
+};
+
+/* A counter added to struct xrdma_queue_stats must be added above too. */
+static_assert(sizeof(struct xrdma_queue_stats) ==
+	      XRDMA_STAT_NR * sizeof(u64));
+
+/* Add the counters of @queue to @v. */
+static void xrdma_stats_add(struct xrdma_queue *queue, u64 *v)
+{
+	struct xrdma_queue_stats *st = &queue->stats;
+
+	v[XRDMA_STAT_SUBMITTED] += READ_ONCE(st->submitted);
+	v[XRDMA_STAT_NO_DATA] += READ_ONCE(st->no_data);
+	v[XRDMA_STAT_INLINE_DATA] += READ_ONCE(st->inline_data);
+	v[XRDMA_STAT_FRWR] += READ_ONCE(st->frwr);
+	v[XRDMA_STAT_POSTS] += READ_ONCE(st->posts);
+	v[XRDMA_STAT_WRS] += READ_ONCE(st->wrs);
+	v[XRDMA_STAT_BUSY] += READ_ONCE(st->busy);
+	v[XRDMA_STAT_COMPLETED] += atomic64_read(&st->completed);
+	v[XRDMA_STAT_REMOTE_INV] += atomic64_read(&st->remote_inv);
+	v[XRDMA_STAT_LOCAL_INV] += atomic64_read(&st->local_inv);
+	v[XRDMA_STAT_WR_ERRORS] += atomic64_read(&st->wr_errors);
+	v[XRDMA_STAT_BAD_RSP] += atomic64_read(&st->bad_rsp);
+	v[XRDMA_STAT_TIMEOUTS] += atomic64_read(&st->timeouts);
+}
+
+static void xrdma_stats_print(struct seq_file *m, const u64 *v)
+{
+	u64 submitted = v[XRDMA_STAT_SUBMITTED];
+	u64 completed = v[XRDMA_STAT_COMPLETED];
+	u64 posts = v[XRDMA_STAT_POSTS];
+	int i;
+
+	for (i = 0; i < XRDMA_STAT_NR; i++)
+		seq_printf(m, "%s %llu\n", xrdma_stat_names[i], v[i]);
+	/* unlocked reads, or a reset, may see a completion first */
+	seq_printf(m, "inflight %llu\n",
+		   submitted > completed ? submitted - completed : 0);
+	/* work requests per doorbell, times 100 */
+	seq_printf(m, "wrs_per_post %llu\n",
+		   posts ? div64_u64(v[XRDMA_STAT_WRS] * 100, posts) : 0);
+}
+
+static int xrdma_queue_stats_show(struct seq_file *m, void *unused)
+{
+	struct xrdma_queue *queue = m->private;
+	u64 v[XRDMA_STAT_NR] = { };
+
+	xrdma_stats_add(queue, v);
+	xrdma_stats_print(m, v);
+	seq_printf(m, "depth %u\n", READ_ONCE(queue->size));
+	seq_printf(m, "crqsize %u\n", READ_ONCE(queue->crqsize));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(xrdma_queue_stats);
+
+static const char *xrdma_state_name(enum nvme_ctrl_state state)
+{
+	switch (state) {
+	case NVME_CTRL_NEW:
+		return "new";
+	case NVME_CTRL_LIVE:
+		return "live";
+	case NVME_CTRL_RESETTING:
+		return "resetting";
+	case NVME_CTRL_CONNECTING:
+		return "connecting";
+	case NVME_CTRL_DELETING:
+		return "deleting";
+	case NVME_CTRL_DELETING_NOIO:
+		return "deleting_noio";
+	case NVME_CTRL_DEAD:
+		return "dead";
+	}
+	return "unknown";
+}
+
+static int xrdma_ctrl_stats_show(struct seq_file *m, void *unused)
+{
+	struct xrdma_ctrl *ctrl = m->private;
+	u32 count = READ_ONCE(ctrl->ctrl.queue_count);
+	u64 v[XRDMA_STAT_NR] = { };
+	u32 i, allocated = 0;
+
+	seq_printf(m, "state %s\n",
+		   xrdma_state_name(nvme_ctrl_state(&ctrl->ctrl)));
+	seq_printf(m, "recoveries %d\n", atomic_read(&ctrl->recoveries));
+	seq_printf(m, "stale_retries %d\n",
+		   atomic_read(&ctrl->stale_retries));
+	seq_printf(m, "nr_reconnects %d\n",
+		   READ_ONCE(ctrl->ctrl.nr_reconnects));
+
+	/* queue_count only shrinks below the size of the queues array */
+	for (i = 0; ctrl->queues && i < count; i++) {
+		struct xrdma_queue *queue = &ctrl->queues[i];
+
+		if (!test_bit(XRDMA_Q_ALLOCATED, &queue->flags))
+			continue;
+		xrdma_stats_add(queue, v);
+		allocated++;
+	}
+	seq_printf(m, "queues %u\n", allocated);
+	xrdma_stats_print(m, v);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(xrdma_ctrl_stats);
+
+static void xrdma_queue_reset_stats(struct xrdma_queue *queue)
+{
+	struct xrdma_queue_stats *st = &queue->stats;
+
+	/* the submission side counts under sq_lock */
+	spin_lock(&queue->sq_lock);
+	st->submitted = 0;
+	st->no_data = 0;
+	st->inline_data = 0;
+	st->frwr = 0;
+	st->posts = 0;
+	st->wrs = 0;
+	st->busy = 0;
+	spin_unlock(&queue->sq_lock);
+
+	atomic64_set(&st->completed, 0);
+	atomic64_set(&st->remote_inv, 0);
+	atomic64_set(&st->local_inv, 0);
+	atomic64_set(&st->wr_errors, 0);
+	atomic64_set(&st->bad_rsp, 0);
+	atomic64_set(&st->timeouts, 0);
+}
+
+static ssize_t xrdma_reset_stats_write(struct file *file,
+				       const char __user *ubuf, size_t count,
+				       loff_t *ppos)
+{
+	struct xrdma_ctrl *ctrl = file->private_data;
+	u32 n = READ_ONCE(ctrl->ctrl.queue_count);
+	unsigned int val;
+	u32 i;
+	int ret;
+
+	ret = kstrtouint_from_user(ubuf, count, 0, &val);
+	if (ret)
+		return ret;
+	if (val != 1)
+		return -EINVAL;
+
+	for (i = 0; ctrl->queues && i < n; i++)
+		xrdma_queue_reset_stats(&ctrl->queues[i]);
+	return count;
+}
+
+static const struct file_operations xrdma_reset_stats_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.write	= xrdma_reset_stats_write,
+	.llseek	= noop_llseek,
+};
+
+/* Is @dir a directory we created, still there?  Call with the mutex. */
+static bool xrdma_debugfs_present(struct dentry *dir)
+{
+	/* removing the root removed everything below it */
+	return !IS_ERR_OR_NULL(xrdma_debugfs_root) && !IS_ERR_OR_NULL(dir);
+}
+
+static void __xrdma_debugfs_queue_add(struct xrdma_queue *queue)
+{
+	struct xrdma_ctrl *ctrl = queue->ctrl;
+	char name[16];
+
+	lockdep_assert_held(&xrdma_debugfs_mutex);
+
+	/* no controller directory yet (or any more), or already added */
+	if (!ctrl || !xrdma_debugfs_present(ctrl->debugfs) || queue->debugfs)
+		return;
+
+	snprintf(name, sizeof(name), "q%u", queue->qid);
+	queue->debugfs = debugfs_create_dir(name, ctrl->debugfs);
+	debugfs_create_file("stats", 0444, queue->debugfs, queue,
+			    &xrdma_queue_stats_fops);
+}
+
+/**
+ * xrdma_debugfs_queue_add() - create the debugfs directory of a queue
+ * @queue: a queue that was just allocated
+ *
+ * Creates q<qid>/stats below the controller's directory.  Does nothing if
+ * the controller has no directory (yet): xrdma_debugfs_ctrl_add() then
+ * adds the directories of the queues allocated by that time.
+ */
+void xrdma_debugfs_queue_add(struct xrdma_queue *queue)
+{
+	mutex_lock(&xrdma_debugfs_mutex);
+	__xrdma_debugfs_queue_add(queue);
+	mutex_unlock(&xrdma_debugfs_mutex);
+}
+
+/**
+ * xrdma_debugfs_queue_del() - remove the debugfs directory of a queue
+ * @queue: a queue about to be freed
+ *
+ * Waits for readers of the queue's files to finish.  Safe if the directory
+ * was never created, or was already removed with the controller's.
+ */
+void xrdma_debugfs_queue_del(struct xrdma_queue *queue)
+{
+	struct xrdma_ctrl *ctrl = queue->ctrl;
+
+	mutex_lock(&xrdma_debugfs_mutex);
+	/* if the controller's directory is gone, so is the queue's */
+	if (ctrl && xrdma_debugfs_present(ctrl->debugfs))
+		debugfs_remove(queue->debugfs);
+	queue->debugfs = NULL;
+	mutex_unlock(&xrdma_debugfs_mutex);
+}
+
+/**
+ * xrdma_debugfs_ctrl_add() - create the debugfs directory of a controller
+ * @ctrl: a controller whose device (nvmeN) was added
+ *
+ * Creates nvmeN/ with its stats and reset_stats files, and the directories
+ * of the queues already allocated.  Does nothing if already called.
+ */
+void xrdma_debugfs_ctrl_add(struct xrdma_ctrl *ctrl)
+{
+	struct dentry *dir;
+	u32 i;
+
+	mutex_lock(&xrdma_debugfs_mutex);
+	if (IS_ERR_OR_NULL(xrdma_debugfs_root) || ctrl->debugfs)
+		goto out_unlock;
+
+	dir = debugfs_create_dir(dev_name(ctrl->ctrl.device),
+				 xrdma_debugfs_root);
+	ctrl->debugfs = dir;
+	debugfs_create_file("stats", 0444, dir, ctrl,
+			    &xrdma_ctrl_stats_fops);
+	debugfs_create_file("reset_stats", 0200, dir, ctrl,
+			    &xrdma_reset_stats_fops);
+
+	for (i = 0; ctrl->queues && i < ctrl->ctrl.queue_count; i++) {
+		struct xrdma_queue *queue = &ctrl->queues[i];
+
+		if (test_bit(XRDMA_Q_ALLOCATED, &queue->flags))
+			__xrdma_debugfs_queue_add(queue);
+	}
+out_unlock:
+	mutex_unlock(&xrdma_debugfs_mutex);
+}
+
+/**
+ * xrdma_debugfs_ctrl_del() - remove the debugfs directory of a controller
+ * @ctrl: the controller
+ *
+ * Removes the directory with everything below it, waiting for readers of
+ * its files to finish.  Safe to call more than once, and if
+ * xrdma_debugfs_ctrl_add() never ran.
+ */
+void xrdma_debugfs_ctrl_del(struct xrdma_ctrl *ctrl)
+{
+	u32 i;
+
+	mutex_lock(&xrdma_debugfs_mutex);
+	if (xrdma_debugfs_present(ctrl->debugfs))
+		debugfs_remove(ctrl->debugfs);
+	ctrl->debugfs = NULL;
+	/* the queue directories went with it */
+	for (i = 0; ctrl->queues && i < ctrl->ctrl.queue_count; i++)
+		ctrl->queues[i].debugfs = NULL;
+	mutex_unlock(&xrdma_debugfs_mutex);
+}
+
+/**
+ * xrdma_debugfs_init() - create the nvme-xrdma debugfs directory
+ *
+ * Failure (or debugfs being disabled) is not an error: the module works
+ * without its statistics files.
+ */
+void xrdma_debugfs_init(void)
+{
+	mutex_lock(&xrdma_debugfs_mutex);
+	xrdma_debugfs_root = debugfs_create_dir("nvme-xrdma", NULL);
+	mutex_unlock(&xrdma_debugfs_mutex);
+}
+
+/**
+ * xrdma_debugfs_exit() - remove the nvme-xrdma debugfs directory
+ *
+ * Removes everything below it too, should a controller directory remain.
+ */
+void xrdma_debugfs_exit(void)
+{
+	mutex_lock(&xrdma_debugfs_mutex);
+	debugfs_remove(xrdma_debugfs_root);
+	xrdma_debugfs_root = NULL;
+	mutex_unlock(&xrdma_debugfs_mutex);
+}

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xrdma: queue resources and lifetime.
+ *
+ * A queue owns one RC QP and one CQ for both directions, a command ring
+ * (one 64-byte SQE per tag) and a response ring (one CQE per receive).
+ * Both rings are DMA-mapped once per connection, not once per I/O.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/module.h>
+#include <rdma/mr_pool.h>
+
+#include "xrdma.h"
+#include "trace.h"
+
+/* Send WRs per command: REG_MR, SEND and LOCAL_INV; one more for drain. */
+#define XRDMA_SEND_WR_PER_CMD	3
+
+static bool xrdma_queue_is_poll(struct xrdma_queue *queue)
+{
+	struct xrdma_ctrl *ctrl = queue->ctrl;
+
+	return queue->qid > ctrl->io_queues[HCTX_TYPE_DEFAULT] +
+			    ctrl->io_queues[HCTX_TYPE_READ];
+}
+
+/**
+ * xrdma_queue_post_recv() - (re)post one receive buffer
+ * @queue: the queue
+ * @slot: the ring slot to post
+ *
+ * Return: 0 or the ib_post_recv() error.
+ */
+int xrdma_queue_post_recv(struct xrdma_queue *queue,
+			  struct xrdma_rsp_slot *slot)
+{
+	struct ib_sge sge = {
+		.addr	= queue->cqes_dma +
+			  slot->index * sizeof(struct nvme_completion),
+		.length	= sizeof(struct nvme_completion),
+		.lkey	= queue->dev->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe	= &slot->cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_recv(queue->qp, &wr, NULL);
+}
+
+static int xrdma_queue_alloc_rings(struct xrdma_queue *queue)
+{
+	struct ib_device *ibdev = queue->dev->ibdev;
+	size_t sq_bytes = queue->size * sizeof(struct nvme_command);
+	size_t cq_bytes = queue->size * sizeof(struct nvme_completion);
+	u32 i;
+
+	queue->sqes = kzalloc(sq_bytes, GFP_KERNEL);
+	if (!queue->sqes)
+		goto out;
+	queue->sqes_dma = ib_dma_map_single(ibdev, queue->sqes, sq_bytes,
+					    DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ibdev, queue->sqes_dma))
+		goto out_free_sqes;
+
+	queue->cqes = kzalloc(cq_bytes, GFP_KERNEL);
+	if (!queue->cqes)
+		goto out_unmap_sqes;
+	queue->cqes_dma = ib_dma_map_single(ibdev, queue->cqes, cq_bytes,
+					    DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(ibdev, queue->cqes_dma))
+		goto out_free_cqes;
+
+	queue->slots = kcalloc(queue->size, sizeof(*queue->slots),
+			       GFP_KERNEL);
+	if (!queue->slots)
+		goto out_unmap_cqes;
+	for (i = 0; i < queue->size; i++) {
+		queue->slots[i].index = i;
+		queue->slots[i].queue = queue;
+		queue->slots[i].cqe.done = xrdma_recv_done;
+	}
+	return 0;
+
+out_unmap_cqes:
+	ib_dma_unmap_single(ibdev, queue->cqes_dma, cq_bytes, DMA_FROM_DEVICE);
+out_free_cqes:
+	kfree(queue->cqes);
+out_unmap_sqes:
+	ib_dma_unmap_single(ibdev, queue->sqes_dma, sq_bytes, DMA_TO_DEVICE);
+out_free_sqes:
+	kfree(queue->sqes);
+out:
+	return -ENOMEM;
+}
+
+static void xrdma_queue_free_rings(struct xrdma_queue *queue)
+{
+	struct ib_device *ibdev = queue->dev->ibdev;
+
+	kfree(queue->slots);
+	ib_dma_unmap_single(ibdev, queue->cqes_dma,
+			    queue->size * sizeof(struct nvme_completion),
+			    DMA_FROM_DEVICE);
+	kfree(queue->cqes);
+	ib_dma_unmap_single(ibdev, queue->sqes_dma,
+			    queue->size * sizeof(struct nvme_command),
+			    DMA_TO_DEVICE);
+	kfree(queue->sqes);
+}
+
+static int xrdma_queue_create_cq(struct xrdma_queue *queue)
+{
+	struct ib_device *ibdev = queue->dev->ibdev;
+	int vector = queue->qid ? (queue->qid - 1) % ibdev->num_comp_vectors
+				: 0;
+
+	/*
+	 * A CQ of its own per queue rather than one from the shared pool:
+	 * pool CQs outlive the queue, which hides leaks in "rdma res".
+	 */
+	queue->poll_direct = queue->qid && xrdma_queue_is_poll(queue);
+	queue->cq = ib_alloc_cq(ibdev, queue, queue->cq_size, vector,
+				queue->poll_direct ? IB_POLL_DIRECT :
+						     IB_POLL_SOFTIRQ);
+	if (IS_ERR(queue->cq)) {
+		int ret = PTR_ERR(queue->cq);
+
+		queue->cq = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+static void xrdma_queue_destroy_cq(struct xrdma_queue *queue)
+{
+	ib_free_cq(queue->cq);
+	queue->cq = NULL;
+}
+
+static int xrdma_queue_create_qp(struct xrdma_queue *queue)
+{
+	struct ib_qp_init_attr attr = { };
+	int ret;
+
+	attr.event_handler = NULL;
+	attr.qp_type = IB_QPT_RC;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.send_cq = queue->cq;
+	attr.recv_cq = queue->cq;
+	attr.cap.max_send_wr = XRDMA_SEND_WR_PER_CMD * queue->size + 1;
+	attr.cap.max_recv_wr = queue->size + 1;
+	attr.cap.max_recv_sge = 1;
+	attr.cap.max_send_sge = 1 + (queue->inline_size ?
+				     queue->dev->max_inline_sge : 0);
+
+	ret = rdma_create_qp(queue->cm_id, queue->dev->pd, &attr);
+	if (ret)
+		return ret;
+	queue->qp = queue->cm_id->qp;
+	return 0;
+}
+
+static void xrdma_drain_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct xrdma_queue *queue = container_of(wc->wr_cqe,
+						 struct xrdma_queue, drain_cqe);
+
+	complete(&queue->drain_done);
+}
+
+/*
+ * Flush every posted WR, with a bound.  The QP is moved to the error state
+ * and a marker is posted on each side; once both markers come back, no
+ * completion for this queue can be pending in the CQ.
+ */
+static void xrdma_queue_drain(struct xrdma_queue *queue)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_rdma_wr swr = {
+		.wr = {
+			.wr_cqe = &queue->drain_cqe,
+			.opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+	};
+	struct ib_recv_wr rwr = { .wr_cqe = &queue->drain_cqe };
+	unsigned long deadline = jiffies + msecs_to_jiffies(XRDMA_DRAIN_MS);
+	int expect = 0, ret;
+
+	queue->drain_cqe.done = xrdma_drain_done;
+	init_completion(&queue->drain_done);
+
+	ret = ib_modify_qp(queue->qp, &attr, IB_QP_STATE);
+	if (ret) {
+		dev_err(queue->ctrl->ctrl.device,
+			"queue %d: cannot move QP to error: %d\n",
+			queue->qid, ret);
+		return;
+	}
+	if (!ib_post_send(queue->qp, &swr.wr, NULL))
+		expect++;
+	if (!ib_post_recv(queue->qp, &rwr, NULL))
+		expect++;
+
+	while (expect) {
+		long left = deadline - jiffies;
+
+		if (left <= 0) {
+			dev_err(queue->ctrl->ctrl.device,
+				"queue %d: QP drain timed out after %u ms\n",
+				queue->qid, XRDMA_DRAIN_MS);
+			return;
+		}
+		if (queue->poll_direct) {
+			ib_process_cq_direct(queue->cq, -1);
+			left = min_t(long, left, msecs_to_jiffies(5));
+		}
+		if (wait_for_completion_timeout(&queue->drain_done, left))
+			expect--;
+	}
+}
+
+/**
+ * xrdma_queue_create_ib() - create the IB resources of a resolved queue
+ * @queue: queue whose cm_id has a resolved address
+ *
+ * Binds the device, creates CQ, QP, rings and MR pool and posts the whole
+ * receive ring, so the target may answer as soon as we are connected.
+ *
+ * Return: 0 or a negative errno; nothing is left allocated on error.
+ */
+int xrdma_queue_create_ib(struct xrdma_queue *queue)
+{
+	struct nvme_ctrl *nctrl = &queue->ctrl->ctrl;
+	u32 i;
+	int ret;
+
+	queue->dev = xrdma_device_get(queue->cm_id);
+	if (IS_ERR(queue->dev)) {
+		ret = PTR_ERR(queue->dev);
+		queue->dev = NULL;
+		dev_err(nctrl->device, "queue %d: no usable RDMA device: %d\n",
+			queue->qid, ret);
+		return ret;
+	}
+	if (queue->inline_size > queue->dev->max_inline_sge * PAGE_SIZE)
+		queue->inline_size = queue->dev->max_inline_sge * PAGE_SIZE;
+
+	queue->cq_size = (XRDMA_SEND_WR_PER_CMD + 1) * queue->size + 2;
+	ret = xrdma_queue_create_cq(queue);
+	if (ret) {
+		dev_err(nctrl->device, "queue %d: cannot create CQ: %d\n",
+			queue->qid, ret);
+		goto out_put_dev;
+	}
+
+	ret = xrdma_queue_create_qp(queue);
+	if (ret) {
+		dev_err(nctrl->device, "queue %d: cannot create QP: %d\n",
+			queue->qid, ret);
+		goto out_destroy_cq;
+	}
+
+	ret = xrdma_queue_alloc_rings(queue);
+	if (ret)
+		goto out_destroy_qp;
+
+	/* one extra page in each MR for a misaligned first segment */
+	ret = ib_mr_pool_init(queue->qp, &queue->qp->rdma_mrs, queue->size,
+			      IB_MR_TYPE_MEM_REG,
+			      queue->dev->max_fr_pages + 1, 0);
+	if (ret) {
+		dev_err(nctrl->device,
+			"queue %d: cannot allocate %u MRs: %d\n",
+			queue->qid, queue->size, ret);
+		goto out_free_rings;
+	}
+
+	for (i = 0; i < queue->size; i++) {
+		ret = xrdma_queue_post_recv(queue, &queue->slots[i]);
+		if (ret) {
+			dev_err(nctrl->device,
+				"queue %d: cannot post receive: %d\n",
+				queue->qid, ret);
+			goto out_destroy_mrs;
+		}
+	}
+	return 0;
+
+out_destroy_mrs:
+	/* flush what was posted before the rings go away */
+	xrdma_queue_drain(queue);
+	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
+out_free_rings:
+	xrdma_queue_free_rings(queue);
+out_destroy_qp:
+	rdma_destroy_qp(queue->cm_id);
+	queue->qp = NULL;
+out_destroy_cq:
+	xrdma_queue_destroy_cq(queue);
+out_put_dev:
+	xrdma_device_put(queue->dev);
+	queue->dev = NULL;
+	return ret;
+}
+
+/**
+ * xrdma_queue_destroy_ib() - undo xrdma_queue_create_ib()
+ * @queue: a drained queue
+ */
+void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
+{
+	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
+	rdma_destroy_qp(queue->cm_id);
+	queue->qp = NULL;
+	xrdma_queue_destroy_cq(queue);
+	xrdma_queue_free_rings(queue);
+	xrdma_device_put(queue->dev);
+	queue->dev = NULL;
+}
+
+/**
+ * xrdma_queue_stop() - disconnect a queue and flush its work requests
+ * @queue: the queue
+ *
+ * Idempotent; safe against the timeout handler.  After it returns no
+ * completion handler of this queue runs any more.
+ */
+void xrdma_queue_stop(struct xrdma_queue *queue)
+{
+	mutex_lock(&queue->stop_lock);
+	if (test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
+	    !test_and_set_bit(XRDMA_Q_STOPPED, &queue->flags)) {
+		clear_bit(XRDMA_Q_LIVE, &queue->flags);
+		clear_bit(XRDMA_Q_CONNECTED, &queue->flags);
+		rdma_disconnect(queue->cm_id);
+		xrdma_queue_drain(queue);
+	}
+	mutex_unlock(&queue->stop_lock);
+}
+
+/**
+ * xrdma_queue_free() - release everything a queue holds
+ * @queue: a stopped (or never started) queue
+ */
+void xrdma_queue_free(struct xrdma_queue *queue)
+{
+	if (!test_and_clear_bit(XRDMA_Q_ALLOCATED, &queue->flags))
+		return;
+	xrdma_debugfs_queue_del(queue);
+	xrdma_queue_destroy_ib(queue);
+	xrdma_cm_destroy(queue);
+}
+
+/**
+ * xrdma_queue_alloc() - set up and connect one queue
+ * @ctrl: the controller
+ * @qid: NVMe queue id
+ * @size: queue depth (1's based)
+ *
+ * A stale-connection reject, common right after a target restart, is
+ * retried a few times at once instead of failing the whole attempt.
+ *
+ * Return: 0 or a negative errno.
+ */
+int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
+{
+	struct xrdma_queue *queue = &ctrl->queues[qid];
+	int tries = 0;
+	int ret;
+
+	memset(&queue->stats, 0, sizeof(queue->stats));
+	queue->ctrl = ctrl;
+	queue->qid = qid;
+	queue->size = size;
+	queue->flags = 0;
+	queue->crqsize = 0;
+	queue->pend_head = NULL;
+	queue->pend_tail = &queue->pend_head;
+	queue->pend_nr = 0;
+	queue->aen_cqe.done = NULL;
+	init_completion(&queue->cm_done);
+	if (qid) {
+		queue->cmnd_capsule_len = ctrl->ctrl.ioccsz * 16;
+		queue->inline_size = ctrl->use_inline ?
+			queue->cmnd_capsule_len - sizeof(struct nvme_command) :
+			0;
+	} else {
+		queue->cmnd_capsule_len = sizeof(struct nvme_command);
+		queue->inline_size = 0;
+	}
+
+	for (;;) {
+		ret = xrdma_cm_connect(queue);
+		if (ret != -ESTALE || ++tries > XRDMA_STALE_RETRIES)
+			break;
+		atomic_inc(&ctrl->stale_retries);
+		msleep(XRDMA_STALE_DELAY_MS * tries);
+	}
+	if (ret)
+		return ret == -ESTALE ? -ECONNREFUSED : ret;
+
+	set_bit(XRDMA_Q_ALLOCATED, &queue->flags);
+	xrdma_debugfs_queue_add(queue);
+	return 0;
+}
+
+/**
+ * xrdma_queue_start() - send the fabrics Connect command on a queue
+ * @queue: an allocated queue
+ *
+ * Return: 0, a negative errno or a positive NVMe status.
+ */
+int xrdma_queue_start(struct xrdma_queue *queue)
+{
+	struct nvme_ctrl *nctrl = &queue->ctrl->ctrl;
+	int ret;
+
+	if (queue->qid)
+		ret = nvmf_connect_io_queue(nctrl, queue->qid);
+	else
+		ret = nvmf_connect_admin_queue(nctrl);
+	if (ret) {
+		dev_info(nctrl->device, "queue %d: fabrics connect failed: %d\n",
+			 queue->qid, ret);
+		return ret;
+	}
+	set_bit(XRDMA_Q_LIVE, &queue->flags);
+	return 0;
+}

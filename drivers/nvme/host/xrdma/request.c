@@ -1,0 +1,702 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xrdma: the data path.
+ *
+ * Submission builds the work requests of a command in its PDU and links
+ * them to the queue's pending chain; the chain is posted with one
+ * ib_post_send() when blk-mq says the batch is complete (bd->last or
+ * ->commit_rqs), so a batch of N commands costs one doorbell, not N.
+ *
+ * A request completes only when nothing the HCA may still touch is
+ * outstanding: its SEND completion, its response and, when the target did
+ * not invalidate the MR for us, our own LOCAL_INV (XRDMA_REQ_* bits).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/unaligned.h>
+#include <rdma/mr_pool.h>
+
+#include "xrdma.h"
+#include "trace.h"
+
+static struct blk_mq_tags *xrdma_queue_tags(struct xrdma_queue *queue)
+{
+	struct xrdma_ctrl *ctrl = queue->ctrl;
+
+	if (!queue->qid)
+		return ctrl->admin_tag_set.tags[0];
+	return ctrl->tag_set.tags[queue->qid - 1];
+}
+
+/**
+ * xrdma_wr_error() - report a failed work request and recover
+ * @queue: queue of the work request
+ * @wc: the failed completion
+ * @what: what kind of work request it was
+ */
+void xrdma_wr_error(struct xrdma_queue *queue, struct ib_wc *wc,
+		    const char *what)
+{
+	struct xrdma_ctrl *ctrl = queue->ctrl;
+
+	atomic64_inc(&queue->stats.wr_errors);
+	/* flushes are the echo of a stop, not news */
+	if (wc->status != IB_WC_WR_FLUSH_ERR &&
+	    nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE)
+		dev_info_ratelimited(ctrl->ctrl.device,
+				     "queue %d: %s failed: %s (%d)\n",
+				     queue->qid, what,
+				     ib_wc_status_msg(wc->status), wc->status);
+	xrdma_error_recovery(ctrl);
+}
+
+static void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq)
+{
+	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
+
+	if (req->mr) {
+		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, req->mr);
+		req->mr = NULL;
+	}
+	if (req->nents) {
+		ib_dma_unmap_sg(queue->dev->ibdev, req->sgt.sgl, req->sgt.nents,
+				rq_dma_dir(rq));
+		req->nents = 0;
+	}
+	if (req->sgt.sgl) {
+		sg_free_table_chained(&req->sgt, XRDMA_INLINE_SG_CNT);
+		req->sgt.sgl = NULL;
+	}
+}
+
+static void xrdma_complete_rq(struct request *rq)
+{
+	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
+	struct xrdma_queue *queue = req->queue;
+
+	xrdma_unmap_data(queue, rq);
+	atomic64_inc(&queue->stats.completed);
+	nvme_complete_rq(rq);
+}
+
+/* Drop what arrived; the last one to arrive ends the request. */
+static void xrdma_req_arrived(struct xrdma_request *req, int what)
+{
+	struct request *rq = blk_mq_rq_from_pdu(req);
+
+	if (atomic_fetch_andnot(what, &req->waiting) != what)
+		return;
+	if (!nvme_try_complete_req(rq, req->status, req->result))
+		xrdma_complete_rq(rq);
+}
+
+static void xrdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct xrdma_request *req =
+		container_of(wc->wr_cqe, struct xrdma_request, send_cqe);
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		xrdma_wr_error(req->queue, wc, "SEND");
+		return;
+	}
+	xrdma_req_arrived(req, XRDMA_REQ_SEND);
+}
+
+static void xrdma_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct xrdma_request *req =
+		container_of(wc->wr_cqe, struct xrdma_request, reg_cqe);
+
+	/* REG_MR is unsignaled: a completion here is always an error */
+	xrdma_wr_error(req->queue, wc, "REG_MR");
+}
+
+static void xrdma_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct xrdma_request *req =
+		container_of(wc->wr_cqe, struct xrdma_request, inv_cqe);
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		xrdma_wr_error(req->queue, wc, "LOCAL_INV");
+		return;
+	}
+	xrdma_req_arrived(req, XRDMA_REQ_INV);
+}
+
+static int xrdma_post_local_inv(struct xrdma_queue *queue,
+				struct xrdma_request *req)
+{
+	struct ib_send_wr wr = {
+		.wr_cqe = &req->inv_cqe,
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = req->mr->rkey,
+	};
+
+	return ib_post_send(queue->qp, &wr, NULL);
+}
+
+/*
+ * Account for the MR of a request whose response just arrived.  Return
+ * false if the response names an rkey we never handed out.
+ */
+static bool xrdma_handle_inv(struct xrdma_queue *queue,
+			     struct xrdma_request *req, struct ib_wc *wc)
+{
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+		if (unlikely(!req->mr ||
+			     wc->ex.invalidate_rkey != req->mr->rkey)) {
+			dev_err_ratelimited(queue->ctrl->ctrl.device,
+					    "queue %d: target invalidated rkey %#x, not ours (%#x)\n",
+					    queue->qid, wc->ex.invalidate_rkey,
+					    req->mr ? req->mr->rkey : 0);
+			return false;
+		}
+		atomic64_inc(&queue->stats.remote_inv);
+		return true;
+	}
+	if (!req->mr)
+		return true;
+
+	/* the target left the MR valid: invalidate it before completing */
+	atomic_or(XRDMA_REQ_INV, &req->waiting);
+	if (unlikely(xrdma_post_local_inv(queue, req))) {
+		dev_err_ratelimited(queue->ctrl->ctrl.device,
+				    "queue %d: cannot post LOCAL_INV for rkey %#x\n",
+				    queue->qid, req->mr->rkey);
+		return false;
+	}
+	atomic64_inc(&queue->stats.local_inv);
+	return true;
+}
+
+static void xrdma_bad_response(struct xrdma_queue *queue, const char *why,
+			       u16 cid)
+{
+	atomic64_inc(&queue->stats.bad_rsp);
+	dev_err_ratelimited(queue->ctrl->ctrl.device,
+			    "queue %d: bad response (%s, command id %#x), recovering\n",
+			    queue->qid, why, cid);
+	xrdma_error_recovery(queue->ctrl);
+}
+
+/**
+ * xrdma_recv_done() - a response capsule arrived
+ * @cq: the completion queue
+ * @wc: the receive completion
+ *
+ * Nothing in the response is trusted: the length, the command id (tag and
+ * generation) and the invalidated rkey are all checked, and anything off
+ * starts error recovery instead of completing a request.
+ */
+void xrdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct xrdma_rsp_slot *slot =
+		container_of(wc->wr_cqe, struct xrdma_rsp_slot, cqe);
+	struct xrdma_queue *queue = slot->queue;
+	struct ib_device *ibdev = queue->dev->ibdev;
+	u64 dma = queue->cqes_dma + slot->index * sizeof(*queue->cqes);
+	struct nvme_completion *cqe = &queue->cqes[slot->index];
+	struct xrdma_request *req = NULL;
+	struct request *rq;
+	u16 cid;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		xrdma_wr_error(queue, wc, "RECV");
+		return;
+	}
+	if (unlikely(wc->byte_len < sizeof(*cqe))) {
+		xrdma_bad_response(queue, "short capsule", 0xffff);
+		return;
+	}
+
+	ib_dma_sync_single_for_cpu(ibdev, dma, sizeof(*cqe), DMA_FROM_DEVICE);
+	cid = cqe->command_id;
+
+	if (unlikely(nvme_is_aen_req(queue->qid, cid))) {
+		if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+			xrdma_bad_response(queue, "invalidate on AEN", cid);
+			return;
+		}
+		nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
+					  &cqe->result);
+		goto repost;
+	}
+
+	rq = nvme_find_rq(xrdma_queue_tags(queue), cid);
+	if (unlikely(!rq)) {
+		xrdma_bad_response(queue, "unknown command id", cid);
+		return;
+	}
+	req = blk_mq_rq_to_pdu(rq);
+	if (unlikely(req->queue != queue ||
+		     !(atomic_read(&req->waiting) & XRDMA_REQ_RESP))) {
+		xrdma_bad_response(queue, "command not in flight", cid);
+		return;
+	}
+
+	req->status = cqe->status;
+	req->result = cqe->result;
+	trace_xrdma_recv(queue, cid, le16_to_cpu(cqe->status),
+			 wc->wc_flags & IB_WC_WITH_INVALIDATE);
+	if (unlikely(!xrdma_handle_inv(queue, req, wc))) {
+		xrdma_bad_response(queue, "invalidation", cid);
+		return;
+	}
+
+repost:
+	ib_dma_sync_single_for_device(ibdev, dma, sizeof(*cqe),
+				      DMA_FROM_DEVICE);
+	if (unlikely(xrdma_queue_post_recv(queue, slot))) {
+		dev_err_ratelimited(queue->ctrl->ctrl.device,
+				    "queue %d: cannot repost receive\n",
+				    queue->qid);
+		xrdma_error_recovery(queue->ctrl);
+	}
+	if (req)
+		xrdma_req_arrived(req, XRDMA_REQ_RESP);
+}
+
+/* No data: a keyed descriptor with zero length and key. */
+static void xrdma_set_null_sgl(struct nvme_command *c)
+{
+	struct nvme_keyed_sgl_desc *sg = &c->common.dptr.ksgl;
+
+	sg->addr = 0;
+	put_unaligned_le24(0, sg->length);
+	put_unaligned_le32(0, sg->key);
+	sg->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
+}
+
+/* In-capsule data: the pages ride in the same SEND as the command. */
+static void xrdma_map_inline(struct xrdma_queue *queue,
+			     struct xrdma_request *req, struct request *rq)
+{
+	struct nvme_sgl_desc *sg = &req->cmd.common.dptr.sgl;
+	u32 lkey = queue->dev->pd->local_dma_lkey;
+	struct scatterlist *sgl;
+	int i;
+
+	for_each_sg(req->sgt.sgl, sgl, req->nents, i) {
+		req->sge[i + 1].addr = sg_dma_address(sgl);
+		req->sge[i + 1].length = sg_dma_len(sgl);
+		req->sge[i + 1].lkey = lkey;
+	}
+	sg->addr = cpu_to_le64(queue->ctrl->ctrl.icdoff);
+	sg->length = cpu_to_le32(blk_rq_payload_bytes(rq));
+	sg->type = (NVME_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_OFFSET;
+	req->kind = XRDMA_DATA_INLINE;
+}
+
+/* Keyed data: register the pages with FRWR, ask the target to invalidate. */
+static int xrdma_map_frwr(struct xrdma_queue *queue,
+			  struct xrdma_request *req)
+{
+	struct nvme_keyed_sgl_desc *sg = &req->cmd.common.dptr.ksgl;
+	int n;
+
+	req->mr = ib_mr_pool_get(queue->qp, &queue->qp->rdma_mrs);
+	if (unlikely(!req->mr))
+		return -EAGAIN;
+
+	n = ib_map_mr_sg(req->mr, req->sgt.sgl, req->nents, NULL, SZ_4K);
+	if (unlikely(n < req->nents)) {
+		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, req->mr);
+		req->mr = NULL;
+		return n < 0 ? n : -EINVAL;
+	}
+	ib_update_fast_reg_key(req->mr, ib_inc_rkey(req->mr->rkey));
+
+	req->reg_wr.wr.next = NULL;
+	req->reg_wr.wr.opcode = IB_WR_REG_MR;
+	req->reg_wr.wr.wr_cqe = &req->reg_cqe;
+	req->reg_wr.wr.num_sge = 0;
+	req->reg_wr.wr.send_flags = 0;
+	req->reg_wr.mr = req->mr;
+	req->reg_wr.key = req->mr->rkey;
+	req->reg_wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			     IB_ACCESS_REMOTE_WRITE;
+
+	sg->addr = cpu_to_le64(req->mr->iova);
+	put_unaligned_le24(req->mr->length, sg->length);
+	put_unaligned_le32(req->mr->rkey, sg->key);
+	sg->type = (NVME_KEY_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_INVALIDATE;
+	req->kind = XRDMA_DATA_FRWR;
+	return 0;
+}
+
+static bool xrdma_use_inline(struct xrdma_queue *queue,
+			     struct xrdma_request *req, struct request *rq)
+{
+	return queue->inline_size && rq_data_dir(rq) == WRITE &&
+	       blk_rq_payload_bytes(rq) <= queue->inline_size &&
+	       req->nents <= queue->dev->max_inline_sge;
+}
+
+static int xrdma_map_data(struct xrdma_queue *queue, struct request *rq)
+{
+	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
+	int ret;
+
+	req->cmd.common.flags |= NVME_CMD_SGL_METABUF;
+	req->mr = NULL;
+	req->nents = 0;
+	req->kind = XRDMA_DATA_NONE;
+	if (!blk_rq_nr_phys_segments(rq)) {
+		xrdma_set_null_sgl(&req->cmd);
+		return 0;
+	}
+
+	req->sgt.sgl = req->first_sgl;
+	ret = sg_alloc_table_chained(&req->sgt, blk_rq_nr_phys_segments(rq),
+				     req->sgt.sgl, XRDMA_INLINE_SG_CNT);
+	if (ret) {
+		req->sgt.sgl = NULL;
+		return -ENOMEM;
+	}
+	req->sgt.nents = blk_rq_map_sg(rq->q, rq, req->sgt.sgl);
+
+	req->nents = ib_dma_map_sg(queue->dev->ibdev, req->sgt.sgl,
+				   req->sgt.nents, rq_dma_dir(rq));
+	if (unlikely(req->nents <= 0)) {
+		req->nents = 0;
+		ret = -EIO;
+		goto out_free_table;
+	}
+
+	if (xrdma_use_inline(queue, req, rq)) {
+		xrdma_map_inline(queue, req, rq);
+		return 0;
+	}
+	ret = xrdma_map_frwr(queue, req);
+	if (ret)
+		goto out_unmap;
+	return 0;
+
+out_unmap:
+	ib_dma_unmap_sg(queue->dev->ibdev, req->sgt.sgl, req->sgt.nents,
+			rq_dma_dir(rq));
+	req->nents = 0;
+out_free_table:
+	sg_free_table_chained(&req->sgt, XRDMA_INLINE_SG_CNT);
+	req->sgt.sgl = NULL;
+	return ret;
+}
+
+/*
+ * Fail the commands whose WRs the HCA refused.  Their REG_MR, if any, may
+ * have been posted, but no SEND went out, so the target never saw them.
+ */
+static void xrdma_fail_unposted(struct xrdma_queue *queue,
+				const struct ib_send_wr *bad)
+{
+	for (; bad; bad = bad->next) {
+		struct xrdma_request *req;
+
+		if (bad->opcode != IB_WR_SEND)
+			continue;
+		req = container_of(bad, struct xrdma_request, send_wr);
+		req->status = cpu_to_le16(NVME_SC_HOST_PATH_ERROR << 1);
+		xrdma_req_arrived(req, XRDMA_REQ_SEND | XRDMA_REQ_RESP);
+	}
+}
+
+/* Post the pending chain with one doorbell.  Called with sq_lock held. */
+static void xrdma_flush_pending(struct xrdma_queue *queue)
+{
+	struct ib_send_wr *head = queue->pend_head;
+	const struct ib_send_wr *bad;
+	int ret;
+
+	if (!head)
+		return;
+	queue->stats.posts++;
+	queue->stats.wrs += queue->pend_nr;
+	trace_xrdma_post(queue, queue->pend_nr);
+	queue->pend_head = NULL;
+	queue->pend_tail = &queue->pend_head;
+	queue->pend_nr = 0;
+
+	ret = ib_post_send(queue->qp, head, &bad);
+	if (unlikely(ret)) {
+		dev_err_ratelimited(queue->ctrl->ctrl.device,
+				    "queue %d: ib_post_send failed: %d\n",
+				    queue->qid, ret);
+		xrdma_fail_unposted(queue, bad);
+		xrdma_error_recovery(queue->ctrl);
+	}
+}
+
+static void xrdma_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	struct xrdma_queue *queue = hctx->driver_data;
+
+	spin_lock(&queue->sq_lock);
+	xrdma_flush_pending(queue);
+	spin_unlock(&queue->sq_lock);
+}
+
+/* Point the SEND at the command's ring slot and its inline pages. */
+static struct ib_send_wr *xrdma_build_wrs(struct xrdma_queue *queue,
+					  struct xrdma_request *req,
+					  struct request *rq, u32 *nwr)
+{
+	struct ib_device *ibdev = queue->dev->ibdev;
+	u64 dma = queue->sqes_dma + rq->tag * sizeof(struct nvme_command);
+
+	memcpy(&queue->sqes[rq->tag], &req->cmd, sizeof(req->cmd));
+	ib_dma_sync_single_for_device(ibdev, dma, sizeof(req->cmd),
+				      DMA_TO_DEVICE);
+
+	req->sge[0].addr = dma;
+	req->sge[0].length = sizeof(struct nvme_command);
+	req->sge[0].lkey = queue->dev->pd->local_dma_lkey;
+
+	req->send_wr.next = NULL;
+	req->send_wr.wr_cqe = &req->send_cqe;
+	req->send_wr.sg_list = req->sge;
+	req->send_wr.num_sge = 1 + (req->kind == XRDMA_DATA_INLINE ?
+				    req->nents : 0);
+	req->send_wr.opcode = IB_WR_SEND;
+	req->send_wr.send_flags = IB_SEND_SIGNALED;
+
+	if (req->kind == XRDMA_DATA_FRWR) {
+		req->reg_wr.wr.next = &req->send_wr;
+		*nwr = 2;
+		return &req->reg_wr.wr;
+	}
+	*nwr = 1;
+	return &req->send_wr;
+}
+
+static void xrdma_count_submit(struct xrdma_queue *queue,
+			       struct xrdma_request *req)
+{
+	struct xrdma_queue_stats *st = &queue->stats;
+
+	st->submitted++;
+	switch (req->kind) {
+	case XRDMA_DATA_NONE:
+		st->no_data++;
+		break;
+	case XRDMA_DATA_INLINE:
+		st->inline_data++;
+		break;
+	default:
+		st->frwr++;
+		break;
+	}
+}
+
+static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
+				   const struct blk_mq_queue_data *bd)
+{
+	struct xrdma_queue *queue = hctx->driver_data;
+	struct xrdma_ctrl *ctrl = queue->ctrl;
+	struct request *rq = bd->rq;
+	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
+	bool live = test_bit(XRDMA_Q_LIVE, &queue->flags);
+	struct ib_send_wr *first;
+	blk_status_t status;
+	u32 nwr;
+	int ret;
+
+	if (!nvme_check_ready(&ctrl->ctrl, rq, live))
+		return nvme_fail_nonready_command(&ctrl->ctrl, rq);
+
+	if (WARN_ON_ONCE(rq->tag >= queue->size))
+		return BLK_STS_IOERR;
+
+	req->queue = queue;
+	status = nvme_setup_cmd(rq->q->queuedata, rq);
+	if (status)
+		return status;
+
+	nvme_start_request(rq);
+
+	ret = xrdma_map_data(queue, rq);
+	if (unlikely(ret)) {
+		nvme_cleanup_cmd(rq);
+		if (ret == -ENOMEM || ret == -EAGAIN) {
+			spin_lock(&queue->sq_lock);
+			queue->stats.busy++;
+			/* what is pending must not wait for a retry */
+			xrdma_flush_pending(queue);
+			spin_unlock(&queue->sq_lock);
+			return BLK_STS_RESOURCE;
+		}
+		dev_err_ratelimited(ctrl->ctrl.device,
+				    "queue %d: cannot map data: %d\n",
+				    queue->qid, ret);
+		return BLK_STS_IOERR;
+	}
+
+	atomic_set(&req->waiting, XRDMA_REQ_SEND | XRDMA_REQ_RESP);
+	first = xrdma_build_wrs(queue, req, rq, &nwr);
+	trace_xrdma_queue_rq(queue, rq, req);
+
+	spin_lock(&queue->sq_lock);
+	xrdma_count_submit(queue, req);
+	*queue->pend_tail = first;
+	queue->pend_tail = &req->send_wr.next;
+	queue->pend_nr += nwr;
+	if (bd->last)
+		xrdma_flush_pending(queue);
+	spin_unlock(&queue->sq_lock);
+	return BLK_STS_OK;
+}
+
+static void xrdma_aen_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct xrdma_queue *queue =
+		container_of(wc->wr_cqe, struct xrdma_queue, aen_cqe);
+
+	if (unlikely(wc->status != IB_WC_SUCCESS))
+		xrdma_wr_error(queue, wc, "AEN SEND");
+}
+
+/**
+ * xrdma_submit_async_event() - post the Asynchronous Event Request
+ * @nctrl: the controller
+ *
+ * The AER has no blk-mq tag: it uses the admin ring slot past the tag set
+ * (command id NVME_AQ_BLK_MQ_DEPTH) so its response is recognised.
+ */
+void xrdma_submit_async_event(struct nvme_ctrl *nctrl)
+{
+	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(nctrl);
+	struct xrdma_queue *queue = &ctrl->queues[0];
+	struct nvme_command *c = &queue->sqes[NVME_AQ_BLK_MQ_DEPTH];
+	u64 dma = queue->sqes_dma +
+		  NVME_AQ_BLK_MQ_DEPTH * sizeof(struct nvme_command);
+	struct ib_sge sge = {
+		.addr = dma,
+		.length = sizeof(*c),
+		.lkey = queue->dev->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe = &queue->aen_cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	int ret;
+
+	if (!test_bit(XRDMA_Q_LIVE, &queue->flags))
+		return;
+
+	memset(c, 0, sizeof(*c));
+	c->common.opcode = nvme_admin_async_event;
+	c->common.command_id = NVME_AQ_BLK_MQ_DEPTH;
+	c->common.flags |= NVME_CMD_SGL_METABUF;
+	xrdma_set_null_sgl(c);
+	ib_dma_sync_single_for_device(queue->dev->ibdev, dma, sizeof(*c),
+				      DMA_TO_DEVICE);
+
+	queue->aen_cqe.done = xrdma_aen_send_done;
+	ret = ib_post_send(queue->qp, &wr, NULL);
+	if (ret)
+		dev_warn(nctrl->device, "cannot post AEN: %d\n", ret);
+}
+
+static enum blk_eh_timer_return xrdma_timeout(struct request *rq)
+{
+	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
+	struct xrdma_queue *queue = req->queue;
+	struct xrdma_ctrl *ctrl = queue->ctrl;
+	struct nvme_command *c = &req->cmd;
+
+	atomic64_inc(&queue->stats.timeouts);
+	trace_xrdma_timeout(queue, rq, atomic_read(&req->waiting));
+	dev_warn(ctrl->ctrl.device,
+		 "queue %d: command id %#x opcode %#x timed out (waiting for%s%s%s), controller %s\n",
+		 queue->qid, nvme_cid(rq), c->common.opcode,
+		 atomic_read(&req->waiting) & XRDMA_REQ_SEND ? " send" : "",
+		 atomic_read(&req->waiting) & XRDMA_REQ_RESP ? " response" : "",
+		 atomic_read(&req->waiting) & XRDMA_REQ_INV ? " invalidate" : "",
+		 nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE ?
+		 "live: recovering" : "not live: aborting");
+
+	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE) {
+		/*
+		 * Connecting, resetting or deleting: nobody else will end
+		 * this request.  Stop the queue first so the HCA is done with
+		 * its buffers, then complete it.
+		 */
+		xrdma_queue_stop(queue);
+		nvmf_complete_timed_out_request(rq);
+		return BLK_EH_DONE;
+	}
+	/* recovery cancels every request once the queues are drained */
+	xrdma_error_recovery(ctrl);
+	return BLK_EH_RESET_TIMER;
+}
+
+static int xrdma_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
+{
+	struct xrdma_queue *queue = hctx->driver_data;
+
+	return ib_process_cq_direct(queue->cq, -1);
+}
+
+static int xrdma_init_request(struct blk_mq_tag_set *set, struct request *rq,
+			      unsigned int hctx_idx, unsigned int numa_node)
+{
+	struct nvme_ctrl *nctrl = set->driver_data;
+	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
+
+	nvme_req(rq)->ctrl = nctrl;
+	nvme_req(rq)->cmd = &req->cmd;
+	req->sgt.sgl = NULL;
+	req->send_cqe.done = xrdma_send_done;
+	req->inv_cqe.done = xrdma_inv_done;
+	req->reg_cqe.done = xrdma_reg_done;
+	return 0;
+}
+
+static int xrdma_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
+			   unsigned int hctx_idx)
+{
+	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(data);
+
+	hctx->driver_data = &ctrl->queues[hctx_idx + 1];
+	return 0;
+}
+
+static int xrdma_init_admin_hctx(struct blk_mq_hw_ctx *hctx, void *data,
+				 unsigned int hctx_idx)
+{
+	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(data);
+
+	hctx->driver_data = &ctrl->queues[0];
+	return 0;
+}
+
+static void xrdma_map_queues(struct blk_mq_tag_set *set)
+{
+	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(set->driver_data);
+
+	nvmf_map_queues(set, &ctrl->ctrl, ctrl->io_queues);
+}
+
+const struct blk_mq_ops xrdma_mq_ops = {
+	.queue_rq	= xrdma_queue_rq,
+	.commit_rqs	= xrdma_commit_rqs,
+	.complete	= xrdma_complete_rq,
+	.init_request	= xrdma_init_request,
+	.init_hctx	= xrdma_init_hctx,
+	.timeout	= xrdma_timeout,
+	.map_queues	= xrdma_map_queues,
+	.poll		= xrdma_poll,
+};
+
+const struct blk_mq_ops xrdma_admin_mq_ops = {
+	.queue_rq	= xrdma_queue_rq,
+	.commit_rqs	= xrdma_commit_rqs,
+	.complete	= xrdma_complete_rq,
+	.init_request	= xrdma_init_request,
+	.init_hctx	= xrdma_init_admin_hctx,
+	.timeout	= xrdma_timeout,
+};
