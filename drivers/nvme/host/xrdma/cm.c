@@ -133,8 +133,8 @@ static int xrdma_cm_wait(struct xrdma_queue *queue,
 						    msecs_to_jiffies(ms));
 	if (left == 0) {
 		dev_err(queue->ctrl->ctrl.device,
-			"queue %d: no %s from the CM within %u ms\n",
-			queue->qid, rdma_event_msg(event), ms);
+			"queue %d: timed out after %u ms waiting for CM event %s\n",
+			queue->qid, ms, rdma_event_msg(event));
 		return -ETIMEDOUT;
 	}
 	if (left < 0)

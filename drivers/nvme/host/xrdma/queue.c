@@ -425,8 +425,14 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 	else
 		ret = nvmf_connect_admin_queue(nctrl);
 	if (ret) {
-		dev_info(nctrl->device, "queue %d: fabrics connect failed: %d\n",
-			 queue->qid, ret);
+		if (ret > 0)
+			dev_info(nctrl->device,
+				 "queue %d: fabrics Connect failed: NVMe status %#x\n",
+				 queue->qid, ret);
+		else
+			dev_info(nctrl->device,
+				 "queue %d: fabrics Connect failed: %d\n",
+				 queue->qid, ret);
 		return ret;
 	}
 	set_bit(XRDMA_Q_LIVE, &queue->flags);
