@@ -100,5 +100,5 @@ install: modules
 	depmod -a $(KREL)
 
 uninstall:
-	rm -f $(MODDIR)updates/nvme-xrdma.ko*
+	find $(MODDIR)updates -name 'nvme-xrdma.ko*' -print -delete
 	depmod -a $(KREL)

@@ -529,7 +529,8 @@ static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
 		dev_err_ratelimited(ctrl->ctrl.device,
 				    "queue %d: cannot map data: %d\n",
 				    queue->qid, ret);
-		return BLK_STS_IOERR;
+		/* a path error lets multipath try another path */
+		return ret == -EIO ? nvme_host_path_error(rq) : BLK_STS_IOERR;
 	}
 
 	atomic_set(&req->waiting, XRDMA_REQ_SEND | XRDMA_REQ_RESP);

@@ -35,10 +35,10 @@ TRACE_DEFINE_ENUM(XRDMA_REQ_SEND);
 TRACE_DEFINE_ENUM(XRDMA_REQ_RESP);
 TRACE_DEFINE_ENUM(XRDMA_REQ_INV);
 
-#define xrdma_show_waiting(bits)				\
-	__print_flags(bits, "|",				\
-		      { XRDMA_REQ_SEND,	"SEND" },		\
-		      { XRDMA_REQ_RESP,	"RESP" },		\
+#define xrdma_show_waiting(bits)			\
+	__print_flags(bits, "|",			\
+		      { XRDMA_REQ_SEND,	"SEND" },	\
+		      { XRDMA_REQ_RESP,	"RESP" },	\
 		      { XRDMA_REQ_INV,	"INV" })
 
 TRACE_DEFINE_ENUM(NVME_CTRL_NEW);
@@ -49,8 +49,8 @@ TRACE_DEFINE_ENUM(NVME_CTRL_DELETING);
 TRACE_DEFINE_ENUM(NVME_CTRL_DELETING_NOIO);
 TRACE_DEFINE_ENUM(NVME_CTRL_DEAD);
 
-#define xrdma_show_ctrl_state(state)				\
-	__print_symbolic(state,					\
+#define xrdma_show_ctrl_state(state)					\
+	__print_symbolic(state,						\
 		{ NVME_CTRL_NEW,		"new" },		\
 		{ NVME_CTRL_LIVE,		"live" },		\
 		{ NVME_CTRL_RESETTING,		"resetting" },		\
