@@ -349,11 +349,13 @@ void xrdma_queue_stop(struct xrdma_queue *queue)
  */
 void xrdma_queue_free(struct xrdma_queue *queue)
 {
-	if (!test_and_clear_bit(XRDMA_Q_ALLOCATED, &queue->flags))
-		return;
-	xrdma_debugfs_queue_del(queue);
-	xrdma_queue_destroy_ib(queue);
-	xrdma_cm_destroy(queue);
+	mutex_lock(&queue->stop_lock);
+	if (test_and_clear_bit(XRDMA_Q_ALLOCATED, &queue->flags)) {
+		xrdma_debugfs_queue_del(queue);
+		xrdma_queue_destroy_ib(queue);
+		xrdma_cm_destroy(queue);
+	}
+	mutex_unlock(&queue->stop_lock);
 }
 
 /**

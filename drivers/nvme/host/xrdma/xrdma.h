@@ -118,7 +118,8 @@ enum xrdma_queue_flags {
  * @aen_cqe: SEND completion cookie of the AEN command (admin queue)
  * @drain_cqe: completion of the drain marker
  * @drain_done: completes when the drain marker was reaped
- * @stop_lock: serialises stop against the timeout handler
+ * @stop_lock: serialises stop and free against the timeout handler and
+ *	sysfs readers
  * @sq_lock: protects the pending WR chain and submission stats
  * @pend_head: first WR not yet posted (doorbell batching)
  * @pend_tail: where the next WR is linked
