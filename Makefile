@@ -95,10 +95,14 @@ bench: modules
 
 # --- install ------------------------------------------------------------
 
+# INSTALL_MOD_PATH=DIR installs below DIR (staging, packaging).
+DEPMOD = depmod -a $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KREL)
+
 install: modules
 	$(MAKE) $(KBUILD_ARGS) INSTALL_MOD_DIR=updates modules_install
-	depmod -a $(KREL)
+	$(DEPMOD)
 
 uninstall:
-	find $(MODDIR)updates -name 'nvme-xrdma.ko*' -print -delete
-	depmod -a $(KREL)
+	find $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/updates \
+		-name 'nvme-xrdma.ko*' -print -delete
+	$(DEPMOD)

@@ -375,7 +375,6 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
 	int tries = 0;
 	int ret;
 
-	memset(&queue->stats, 0, sizeof(queue->stats));
 	queue->ctrl = ctrl;
 	queue->qid = qid;
 	queue->size = size;

@@ -1,0 +1,249 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Connect options of "nvme connect -t xrdma": each accepted option is
+# reflected in sysfs (core attributes and our xrdma/ group), nvme-cli's
+# list, list-subsys and id-ctrl work, options that do not apply to RDMA
+# are refused with EINVAL, and a duplicate connect is refused unless
+# asked for. Ends with the leak and dmesg checks.
+# timeout=900
+
+set -u
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../lib/ktap.sh
+. "$DIR/../lib/ktap.sh"
+# shellcheck source=../lib/env.sh
+. "$DIR/../lib/env.sh"
+# shellcheck source=../lib/leak.sh
+. "$DIR/../lib/leak.sh"
+# shellcheck source=../lib/nvme.sh
+. "$DIR/../lib/nvme.sh"
+# shellcheck source=../lib/rig.sh
+. "$DIR/../lib/rig.sh"
+
+readonly TR=xrdma
+CTRL=
+
+cleanup() {
+	nvme_delete_ctrls "$TR"
+	rig_release
+	env_cleanup
+	leak_cleanup
+}
+trap cleanup EXIT
+
+ktap_header
+require_root
+require_vm
+require_cmd nvme rdma
+require_module dummy rdma_rxe null_blk nvmet_rdma nvme_xrdma
+
+ktap_quiet rig_acquire || ktap_bail "rig setup failed"
+ktap_plan 12
+leak_snapshot
+dmesg_mark
+
+# expect FILE VALUE: sysfs attribute of $CTRL equals VALUE.
+expect() {
+	local got
+	got=$(cat "/sys/class/nvme/$CTRL/$1" 2>/dev/null)
+	if [[ $got != "$2" ]]; then
+		echo "$1: got '$got', expected '$2'"
+		return 1
+	fi
+	echo "$1 = $got"
+}
+
+connect_null() {
+	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_NULL" "$@" || return 1
+	CTRL=$(nvme_find_ctrl "$RIG_NQN_NULL" "$TR" "$RIG_IP4") || {
+		echo "no $TR controller for $RIG_NQN_NULL"
+		return 1
+	}
+	nvme_wait_state "$CTRL" live
+}
+
+nvme_none_left() {
+	if nvme_find_ctrl "$RIG_NQN_NULL" "$TR" >/dev/null; then
+		echo "controllers left: $(nvme_find_ctrl "$RIG_NQN_NULL" "$TR")"
+		return 1
+	fi
+}
+
+disconnect() {
+	[[ -n $CTRL ]] || return 0
+	nvme_disconnect "$CTRL" || return 1
+	CTRL=
+}
+
+t_defaults() {
+	local rc=0
+	connect_null || return 1
+	expect transport xrdma || rc=1
+	expect address "traddr=$RIG_IP4,trsvcid=$RIG_TRSVCID" || rc=1
+	expect state live || rc=1
+	# 128 by default: the target's default MQES caps it too
+	expect sqsize 127 || rc=1
+	expect kato 5 || rc=1
+	expect xrdma/rdma_device "$RIG_RXE" || rc=1
+	expect xrdma/rdma_port 1 || rc=1
+	expect xrdma/max_io_size 1048576 || rc=1
+	expect xrdma/inline_data_size 4096 || rc=1
+	disconnect || rc=1
+	return "$rc"
+}
+
+t_queue_options() {
+	local rc=0
+	# 1 default + 1 read + 1 poll queue, depth 64, kato 7
+	connect_null -i 1 -W 1 -P 1 -Q 64 -k 7 -c 3 -l 30 || return 1
+	expect queue_count 4 || rc=1
+	expect sqsize 63 || rc=1
+	expect kato 7 || rc=1
+	expect reconnect_delay 3 || rc=1
+	expect ctrl_loss_tmo 30 || rc=1
+	expect xrdma/nr_default_queues 1 || rc=1
+	expect xrdma/nr_read_queues 1 || rc=1
+	expect xrdma/nr_poll_queues 1 || rc=1
+	expect xrdma/queue_depth 64 || rc=1
+	disconnect || rc=1
+	return "$rc"
+}
+
+t_queue_size_clamp() {
+	local rc=0
+	# the target allows 128 unless its port says otherwise
+	connect_null -Q 1024 || return 1
+	expect sqsize 127 || rc=1
+	dmesg_since_mark | grep -q "queue_size 1024 exceeds" || {
+		echo "no log line about clamping queue_size"
+		rc=1
+	}
+	disconnect || rc=1
+	return "$rc"
+}
+
+t_more_options() {
+	local rc=0
+	connect_null --tos=32 --disable-sqflow --host-traddr="$RIG_IP4" ||
+		return 1
+	# nvme-cli 2.3 has no flag for it; the attribute is writable
+	echo 5 >"/sys/class/nvme/$CTRL/fast_io_fail_tmo" || rc=1
+	expect address \
+		"traddr=$RIG_IP4,trsvcid=$RIG_TRSVCID,host_traddr=$RIG_IP4" ||
+		rc=1
+	expect fast_io_fail_tmo 5 || rc=1
+	expect hostnqn "$NVME_HOSTNQN" || rc=1
+	disconnect || rc=1
+	return "$rc"
+}
+
+t_default_trsvcid() {
+	local rc=0
+	# nvme-cli fills no port for unknown transports: we default to 4420
+	nvme_fabrics_load || return 1
+	echo "transport=$TR,traddr=$RIG_IP4,nqn=$RIG_NQN_NULL,hostnqn=$NVME_HOSTNQN" \
+		>/dev/nvme-fabrics || return 1
+	CTRL=$(nvme_find_ctrl "$RIG_NQN_NULL" "$TR" "$RIG_IP4") || return 1
+	expect address "traddr=$RIG_IP4,trsvcid=4420" || rc=1
+	disconnect || rc=1
+	return "$rc"
+}
+
+t_ipv6() {
+	local rc=0 port=6
+	rig_add_port "$port" ipv6 "$RIG_IP6" 4420 || return 1
+	rig_link "$port" "$RIG_NQN_NULL" || return 1
+	nvme_connect "$TR" "$RIG_IP6" "$RIG_NQN_NULL" || rc=1
+	CTRL=$(nvme_find_ctrl "$RIG_NQN_NULL" "$TR" "$RIG_IP6") || rc=1
+	if [[ -n $CTRL ]]; then
+		expect address "traddr=$RIG_IP6,trsvcid=4420" || rc=1
+		disconnect || rc=1
+	fi
+	rig_unlink "$port" "$RIG_NQN_NULL"
+	rig_del_port "$port"
+	return "$rc"
+}
+
+t_nvme_cli() {
+	local rc=0 dev
+	connect_null || return 1
+	dev=$(nvme_wait_ns "$CTRL") || rc=1
+	nvme list | grep -q "${dev:-none}" || {
+		echo "nvme list does not show $dev"
+		rc=1
+	}
+	nvme list-subsys | grep -q "$TR traddr=$RIG_IP4" || {
+		echo "nvme list-subsys does not show the $TR path"
+		nvme list-subsys
+		rc=1
+	}
+	nvme id-ctrl "/dev/$CTRL" | grep -q "^subnqn *: $RIG_NQN_NULL" || {
+		echo "nvme id-ctrl failed"
+		rc=1
+	}
+	disconnect || rc=1
+	return "$rc"
+}
+
+t_duplicate() {
+	local rc=0 second
+	connect_null || return 1
+	if nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_NULL"; then
+		echo "second connect without duplicate_connect succeeded"
+		rc=1
+	fi
+	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_NULL" --duplicate-connect ||
+		rc=1
+	second=$(nvme_find_ctrl "$RIG_NQN_NULL" "$TR" | wc -l)
+	[[ $second == 2 ]] || {
+		echo "expected 2 controllers, found $second"
+		rc=1
+	}
+	nvme_delete_ctrls "$TR"
+	CTRL=
+	return "$rc"
+}
+
+# refused OPTIONS...: writing them to /dev/nvme-fabrics fails with EINVAL.
+refused() {
+	local out
+	out=$( (echo "transport=$TR,traddr=$RIG_IP4,nqn=$RIG_NQN_NULL,$1" \
+		>/dev/nvme-fabrics) 2>&1)
+	if [[ $out != *"Invalid argument"* ]]; then
+		echo "'$1' was not refused with EINVAL: ${out:-accepted}"
+		nvme_delete_ctrls "$TR"
+		return 1
+	fi
+	echo "'$1' refused: EINVAL"
+}
+
+t_refused() {
+	local rc=0
+	nvme_fabrics_load || return 1
+	refused "host_iface=lo" || rc=1
+	refused "hdr_digest" || rc=1
+	refused "data_digest" || rc=1
+	refused "traddr=not-an-address" || rc=1
+	refused "queue_size=8" || rc=1
+	refused "nr_io_queues=0" || rc=1
+	dmesg_since_mark | grep -q 'invalid traddr' || {
+		echo "no log line for the bad address"
+		rc=1
+	}
+	return "$rc"
+}
+
+ktap_run "defaults reflected in sysfs" t_defaults
+ktap_run "nr_io/write/poll_queues, queue_size, kato, reconnect_delay, ctrl_loss_tmo" t_queue_options
+ktap_run "queue_size clamped to the controller's limit, with a log line" t_queue_size_clamp
+ktap_run "tos, disable_sqflow, host_traddr, fast_io_fail_tmo" t_more_options
+ktap_run "trsvcid defaults to 4420" t_default_trsvcid
+ktap_run "IPv6 target address" t_ipv6
+ktap_run "nvme list, list-subsys, id-ctrl" t_nvme_cli
+ktap_run "duplicate connect refused unless duplicate_connect" t_duplicate
+ktap_run "options that do not apply are refused" t_refused
+ktap_run "no controller left" nvme_none_left
+ktap_run "RDMA resources and module refs back to baseline" leak_check
+ktap_run "no kernel warnings, oopses or new taint" dmesg_check
+ktap_finish
