@@ -1,0 +1,167 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tearing down under load: controller reset under verified I/O, module
+# unload with live controllers, and "rdma link delete" of the RDMA device
+# under I/O (controllers removed, outstanding I/O failed, no hang); then
+# the device is added back and xrdma connects again.  RDMA resources and
+# module references must come back to where they were.
+# timeout=900
+
+set -u
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../lib/ktap.sh
+. "$DIR/../lib/ktap.sh"
+# shellcheck source=../lib/env.sh
+. "$DIR/../lib/env.sh"
+# shellcheck source=../lib/leak.sh
+. "$DIR/../lib/leak.sh"
+# shellcheck source=../lib/nvme.sh
+. "$DIR/../lib/nvme.sh"
+# shellcheck source=../lib/rig.sh
+. "$DIR/../lib/rig.sh"
+
+readonly TR=xrdma
+CTRL=
+FIO_PID=
+
+cleanup() {
+	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
+	nvme_delete_ctrls "$TR"
+	rig_release
+	env_cleanup
+	leak_cleanup
+}
+trap cleanup EXIT
+
+ktap_header
+require_root
+require_vm
+require_cmd nvme rdma fio
+require_module dummy rdma_rxe null_blk nvmet_rdma nvme_xrdma
+
+ktap_quiet rig_acquire || ktap_bail "rig setup failed"
+make_test_tmp
+ktap_plan 8
+leak_snapshot
+dmesg_mark
+
+connect() {
+	nvme_connect "$TR" "$RIG_IP4" "$1" "${@:2}" || return 1
+	CTRL=$(nvme_find_ctrl "$1" "$TR" "$RIG_IP4" | tail -n 1) || return 1
+	nvme_wait_state "$CTRL" live
+}
+
+# bg_fio DEV SECONDS [ARGS]: verified random writes in the background.
+bg_fio() {
+	fio --name=bg --filename="$1" --direct=1 --ioengine=libaio \
+		--rw=randwrite --bs=4k --bsrange=4k-128k --iodepth=16 \
+		--size=16M --time_based --runtime="$2" --verify=crc32c \
+		--do_verify=1 --verify_fatal=1 "${@:3}" >"$TEST_TMP/bg.fio" 2>&1 &
+	FIO_PID=$!
+}
+
+t_reset_under_io() {
+	local dev i rc=0
+	connect "$RIG_NQN_RAM" || return 1
+	dev=$(nvme_wait_ns "$CTRL") || return 1
+	bg_fio "$dev" 40
+	for i in 1 2 3; do
+		sleep 3
+		echo "reset $i"
+		echo 1 >"/sys/class/nvme/$CTRL/reset_controller" || rc=1
+		nvme_wait_state "$CTRL" live || rc=1
+	done
+	wait "$FIO_PID" || {
+		echo "fio failed across resets"
+		tail -n 20 "$TEST_TMP/bg.fio"
+		rc=1
+	}
+	FIO_PID=
+	grep 'err=' "$TEST_TMP/bg.fio"
+	nvme_disconnect "$CTRL" || rc=1
+	CTRL=
+	return "$rc"
+}
+
+t_unload_live() {
+	local c1 c2 rc=0
+	connect "$RIG_NQN_RAM" || return 1
+	c1=$CTRL
+	connect "$RIG_NQN_NULL" || return 1
+	c2=$CTRL
+	CTRL=
+	modprobe -r nvme-xrdma || {
+		echo "modprobe -r with live controllers failed"
+		return 1
+	}
+	for c in "$c1" "$c2"; do
+		nvme_ctrl_gone "$c" || {
+			echo "$c still there after unload"
+			rc=1
+		}
+	done
+	modprobe nvme-xrdma || rc=1
+	return "$rc"
+}
+
+t_link_delete() {
+	local dev start rc=0
+	connect "$RIG_NQN_RAM" || return 1
+	dev=$(nvme_wait_ns "$CTRL") || return 1
+	# no verify: the writes in flight when the device goes fail
+	fio --name=gone --filename="$dev" --direct=1 --ioengine=libaio \
+		--rw=randwrite --bs=4k --iodepth=16 --size=16M --time_based \
+		--runtime=60 >"$TEST_TMP/gone.fio" 2>&1 &
+	FIO_PID=$!
+	sleep 3
+	start=$(now_ms)
+	rdma link delete "$RIG_RXE" || rc=1
+	wait_for 60 nvme_ctrl_gone "$CTRL" || {
+		echo "controller $CTRL not removed"
+		rc=1
+	}
+	echo "controller removed $(($(now_ms) - start)) ms after link delete"
+	if ! wait_for 60 eval "! kill -0 $FIO_PID 2>/dev/null"; then
+		echo "fio still blocked 60 s after the device went away"
+		rc=1
+	fi
+	wait "$FIO_PID"
+	FIO_PID=
+	CTRL=
+	return "$rc"
+}
+
+t_link_back() {
+	rdma link add "$RIG_RXE" type rxe netdev "$RIG_NETDEV" || return 1
+	wait_for 30 rig_rxe_active || return 1
+	wait_for 30 rig_has_gid "$RIG_IP4" || return 1
+	# nvmet-rdma drops its listener with the device: re-enable the port
+	rig_unlink "$RIG_PORT" "$RIG_NQN_NULL"
+	rig_unlink "$RIG_PORT" "$RIG_NQN_RAM"
+	rig_link "$RIG_PORT" "$RIG_NQN_NULL" || return 1
+	rig_link "$RIG_PORT" "$RIG_NQN_RAM" || return 1
+	wait_for 30 connect "$RIG_NQN_RAM" || return 1
+	nvme_disconnect "$CTRL" || return 1
+	CTRL=
+}
+
+no_ctrl_left() {
+	! nvme_find_ctrl "$RIG_NQN_RAM" "$TR" >/dev/null &&
+		! nvme_find_ctrl "$RIG_NQN_NULL" "$TR" >/dev/null
+}
+
+t_leak() {
+	# the target's listener is new: compare what the host owns
+	leak_check
+}
+
+ktap_run "reset_controller 3 times under verified I/O" t_reset_under_io
+ktap_run "module unload with two live controllers" t_unload_live
+ktap_run "rdma link delete under I/O removes the controller" t_link_delete
+ktap_run "device added back, xrdma connects again" t_link_back
+ktap_run "no controller left" no_ctrl_left
+ktap_run "RDMA resources and module refs back to baseline" t_leak
+ktap_run "no kernel warnings, oopses or new taint" dmesg_check
+ktap_run "rxe device is the rig's again" rig_rxe_active
+ktap_finish
