@@ -30,6 +30,7 @@ static int xrdma_cm_rejected(struct xrdma_queue *queue,
 	const struct nvme_rdma_cm_rej *rej;
 	u8 len = 0;
 
+	atomic_inc(&queue->ctrl->rejects);
 	if (ev->status == IB_CM_REJ_STALE_CONN) {
 		dev_info(nctrl->device,
 			 "queue %d: connect rejected as stale connection, retrying\n",
@@ -102,7 +103,12 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 				   -ETIMEDOUT : -EHOSTUNREACH);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		/* The ib_client removal callback deletes our controllers. */
+		/*
+		 * The ib_client removal callback deletes live controllers;
+		 * a connect in progress just fails, and fast.
+		 */
+		if (!test_bit(XRDMA_Q_CONNECTED, &queue->flags))
+			xrdma_cm_step_done(queue, -ENODEV);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_ADDR_CHANGE:

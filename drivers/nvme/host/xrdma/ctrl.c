@@ -398,6 +398,7 @@ static void xrdma_reconnect_work(struct work_struct *work)
 	int ret;
 
 	++ctrl->ctrl.nr_reconnects;
+	atomic_inc(&ctrl->reconnect_attempts);
 	trace_xrdma_state(ctrl, "reconnect");
 	ret = xrdma_setup_ctrl(ctrl, false);
 	if (ret) {

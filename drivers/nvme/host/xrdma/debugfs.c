@@ -153,6 +153,9 @@ static int xrdma_ctrl_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "recoveries %d\n", atomic_read(&ctrl->recoveries));
 	seq_printf(m, "stale_retries %d\n",
 		   atomic_read(&ctrl->stale_retries));
+	seq_printf(m, "reconnect_attempts %d\n",
+		   atomic_read(&ctrl->reconnect_attempts));
+	seq_printf(m, "rejects %d\n", atomic_read(&ctrl->rejects));
 	seq_printf(m, "nr_reconnects %d\n",
 		   READ_ONCE(ctrl->ctrl.nr_reconnects));
 

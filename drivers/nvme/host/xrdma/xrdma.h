@@ -237,6 +237,8 @@ struct xrdma_request {
  * @use_inline: the target accepts in-capsule data
  * @stale_retries: stale-connection rejects retried (lifetime)
  * @recoveries: error recoveries started (lifetime)
+ * @reconnect_attempts: reconnect attempts made (lifetime)
+ * @rejects: connect requests the target rejected (lifetime)
  * @debugfs: this controller's debugfs directory
  */
 struct xrdma_ctrl {
@@ -255,6 +257,8 @@ struct xrdma_ctrl {
 	bool			use_inline;
 	atomic_t		stale_retries;
 	atomic_t		recoveries;
+	atomic_t		reconnect_attempts;
+	atomic_t		rejects;
 	struct dentry		*debugfs;
 };
 
