@@ -42,236 +42,207 @@ static void xrdma_free_ctrl(struct nvme_ctrl *nctrl)
 	kfree(ctrl);
 }
 
-/* --- admin queue -------------------------------------------------------- */
+/* --- taking an association down --------------------------------------- */
 
-static void xrdma_teardown_admin_queue(struct xrdma_ctrl *ctrl, bool remove)
+/* How far xrdma_ctrl_disconnect() goes beyond dropping the connection. */
+enum {
+	XRDMA_DOWN_DISABLE	= BIT(0),	/* clear CC.EN first */
+	XRDMA_DOWN_SHUTDOWN	= BIT(1),	/* ... with an orderly CC.SHN */
+	XRDMA_DOWN_REMOVE	= BIT(2),	/* and drop the tag sets */
+};
+
+/*
+ * The one way down, from any partial state: whatever a failed or complete
+ * xrdma_ctrl_connect() built is found from the queue flags and the tag set
+ * pointers.  Order: hold back new commands, say goodbye if the admin queue
+ * can still carry it, flush every QP, end what is outstanding, reopen the
+ * request queues so core can retry or fail over, release.
+ */
+static void xrdma_ctrl_disconnect(struct xrdma_ctrl *ctrl, unsigned int how)
 {
-	nvme_quiesce_admin_queue(&ctrl->ctrl);
-	blk_sync_queue(ctrl->ctrl.admin_q);
-	xrdma_queue_stop(&ctrl->queues[0]);
-	nvme_cancel_admin_tagset(&ctrl->ctrl);
-	if (remove) {
-		nvme_unquiesce_admin_queue(&ctrl->ctrl);
-		nvme_remove_admin_tag_set(&ctrl->ctrl);
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	bool admin_live = test_bit(XRDMA_Q_LIVE, &ctrl->queues[0].flags);
+	int qid;
+
+	nvme_stop_keep_alive(nctrl);
+	flush_work(&nctrl->async_event_work);
+
+	nvme_quiesce_io_queues(nctrl);
+	nvme_sync_io_queues(nctrl);
+	if (nctrl->admin_tagset) {
+		nvme_quiesce_admin_queue(nctrl);
+		blk_sync_queue(nctrl->admin_q);
 	}
-	xrdma_queue_free(&ctrl->queues[0]);
+
+	if ((how & XRDMA_DOWN_DISABLE) && admin_live)
+		nvme_disable_ctrl(nctrl, how & XRDMA_DOWN_SHUTDOWN);
+
+	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
+		xrdma_queue_stop(&ctrl->queues[qid]);
+
+	if (nctrl->tagset)
+		nvme_cancel_tagset(nctrl);
+	if (nctrl->admin_tagset)
+		nvme_cancel_admin_tagset(nctrl);
+	nvme_unquiesce_io_queues(nctrl);
+	if (nctrl->admin_tagset)
+		nvme_unquiesce_admin_queue(nctrl);
+
+	if (how & XRDMA_DOWN_REMOVE) {
+		if (nctrl->tagset)
+			nvme_remove_io_tag_set(nctrl);
+		if (nctrl->admin_tagset)
+			nvme_remove_admin_tag_set(nctrl);
+		nctrl->tagset = NULL;
+		nctrl->admin_tagset = NULL;
+	}
+
+	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
+		xrdma_queue_free(&ctrl->queues[qid]);
 	ctrl->dev = NULL;
+	nvme_auth_stop(nctrl);
 }
 
-static int xrdma_configure_admin_queue(struct xrdma_ctrl *ctrl, bool new)
+/* --- bringing an association up ----------------------------------------- */
+
+/* Connect queues [first, end) with the fabrics Connect command. */
+static int xrdma_start_queues(struct xrdma_ctrl *ctrl, int first, int end)
 {
+	int qid, ret = 0;
+
+	for (qid = first; qid < end && !ret; qid++)
+		ret = xrdma_queue_start(&ctrl->queues[qid]);
+	return ret;
+}
+
+/*
+ * Admin queue, admin tag set on the first connect, fabrics Connect,
+ * CC.EN, then Identify and keep-alive through core.  No unwinding here:
+ * the caller disconnects whatever got built.
+ */
+static int xrdma_connect_admin(struct xrdma_ctrl *ctrl)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 	int ret;
 
 	ret = xrdma_queue_alloc(ctrl, 0, NVME_AQ_DEPTH);
 	if (ret)
 		return ret;
-
 	ctrl->dev = ctrl->queues[0].dev;
-	ctrl->ctrl.numa_node = ibdev_to_node(ctrl->dev->ibdev);
 	ctrl->max_fr_pages = ctrl->dev->max_fr_pages;
+	nctrl->numa_node = ibdev_to_node(ctrl->dev->ibdev);
 
-	if (new) {
-		ret = nvme_alloc_admin_tag_set(&ctrl->ctrl, &ctrl->admin_tag_set,
+	if (!nctrl->admin_tagset) {
+		ret = nvme_alloc_admin_tag_set(nctrl, &ctrl->admin_tag_set,
 					       &xrdma_admin_mq_ops,
 					       xrdma_cmd_size());
 		if (ret)
-			goto out_free_queue;
+			return ret;
 	}
 
 	ret = xrdma_queue_start(&ctrl->queues[0]);
-	if (ret)
-		goto out_remove_tag_set;
-
-	ret = nvme_enable_ctrl(&ctrl->ctrl);
-	if (ret)
-		goto out_stop_queue;
-
-	/* core derives the block limits from these in init_ctrl_finish */
-	ctrl->ctrl.max_segments = ctrl->max_fr_pages;
-	ctrl->ctrl.max_hw_sectors = ctrl->max_fr_pages << (PAGE_SHIFT - 9);
-
-	nvme_unquiesce_admin_queue(&ctrl->ctrl);
-
-	ret = nvme_init_ctrl_finish(&ctrl->ctrl, false);
-	if (ret)
-		goto out_quiesce;
-	return 0;
-
-out_quiesce:
-	nvme_quiesce_admin_queue(&ctrl->ctrl);
-	blk_sync_queue(ctrl->ctrl.admin_q);
-out_stop_queue:
-	xrdma_queue_stop(&ctrl->queues[0]);
-	nvme_cancel_admin_tagset(&ctrl->ctrl);
-out_remove_tag_set:
-	if (new)
-		nvme_remove_admin_tag_set(&ctrl->ctrl);
-out_free_queue:
-	xrdma_queue_free(&ctrl->queues[0]);
-	ctrl->dev = NULL;
-	return ret;
-}
-
-/* --- I/O queues ---------------------------------------------------------- */
-
-static void xrdma_stop_io_queues(struct xrdma_ctrl *ctrl)
-{
-	int i;
-
-	for (i = 1; i < ctrl->ctrl.queue_count; i++)
-		xrdma_queue_stop(&ctrl->queues[i]);
-}
-
-static void xrdma_free_io_queues(struct xrdma_ctrl *ctrl)
-{
-	int i;
-
-	for (i = 1; i < ctrl->ctrl.queue_count; i++)
-		xrdma_queue_free(&ctrl->queues[i]);
-}
-
-static void xrdma_teardown_io_queues(struct xrdma_ctrl *ctrl, bool remove)
-{
-	if (ctrl->ctrl.queue_count < 2)
-		return;
-	nvme_quiesce_io_queues(&ctrl->ctrl);
-	nvme_sync_io_queues(&ctrl->ctrl);
-	xrdma_stop_io_queues(ctrl);
-	nvme_cancel_tagset(&ctrl->ctrl);
-	if (remove && ctrl->ctrl.tagset) {
-		nvme_unquiesce_io_queues(&ctrl->ctrl);
-		nvme_remove_io_tag_set(&ctrl->ctrl);
-	}
-	xrdma_free_io_queues(ctrl);
-}
-
-/* Negotiate the queue count with the target and connect every queue. */
-static int xrdma_alloc_io_queues(struct xrdma_ctrl *ctrl)
-{
-	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
-	unsigned int wanted = nvmf_nr_io_queues(opts);
-	int nr = wanted, i, ret;
-
-	ret = nvme_set_queue_count(&ctrl->ctrl, &nr);
+	if (!ret)
+		ret = nvme_enable_ctrl(nctrl);
 	if (ret)
 		return ret;
-	if (!nr) {
-		dev_err(ctrl->ctrl.device, "target granted no I/O queues\n");
+
+	/* what one I/O may span; core builds its queue limits from these */
+	nctrl->max_segments = ctrl->max_fr_pages;
+	nctrl->max_hw_sectors = ctrl->max_fr_pages << (PAGE_SHIFT - SECTOR_SHIFT);
+
+	return nvme_init_ctrl_finish(nctrl, false);
+}
+
+/* Ask the target for queues and connect as many RC QPs as it grants. */
+static int xrdma_alloc_io_queues(struct xrdma_ctrl *ctrl)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	unsigned int wanted = nvmf_nr_io_queues(nctrl->opts);
+	int granted = wanted, qid, ret;
+
+	ret = nvme_set_queue_count(nctrl, &granted);
+	if (ret)
+		return ret;
+	if (!granted) {
+		dev_err(nctrl->device, "target granted no I/O queues\n");
 		return -ENOSPC;
 	}
-	if (nr < wanted)
-		dev_warn(ctrl->ctrl.device,
-			 "target granted %d of %u I/O queues\n", nr, wanted);
+	if (granted < wanted)
+		dev_warn(nctrl->device, "target granted %d of %u I/O queues\n",
+			 granted, wanted);
 
-	ctrl->ctrl.queue_count = nr + 1;
-	nvmf_set_io_queues(opts, nr, ctrl->io_queues);
-	dev_info(ctrl->ctrl.device,
+	nctrl->queue_count = granted + 1;
+	nvmf_set_io_queues(nctrl->opts, granted, ctrl->io_queues);
+	dev_info(nctrl->device,
 		 "creating %d I/O queues: %u default, %u read, %u poll, depth %u\n",
-		 nr, ctrl->io_queues[HCTX_TYPE_DEFAULT],
+		 granted, ctrl->io_queues[HCTX_TYPE_DEFAULT],
 		 ctrl->io_queues[HCTX_TYPE_READ],
-		 ctrl->io_queues[HCTX_TYPE_POLL], ctrl->ctrl.sqsize + 1);
+		 ctrl->io_queues[HCTX_TYPE_POLL], nctrl->sqsize + 1);
 
-	for (i = 1; i < ctrl->ctrl.queue_count; i++) {
-		ret = xrdma_queue_alloc(ctrl, i, ctrl->ctrl.sqsize + 1);
+	for (qid = 1; qid < nctrl->queue_count; qid++) {
+		ret = xrdma_queue_alloc(ctrl, qid, nctrl->sqsize + 1);
 		if (ret)
-			goto out_free;
+			return ret;
 	}
 	return 0;
-
-out_free:
-	while (--i >= 1)
-		xrdma_queue_free(&ctrl->queues[i]);
-	return ret;
 }
 
-static int xrdma_start_io_queues(struct xrdma_ctrl *ctrl, int first, int end)
+/*
+ * A reconnect may be granted another queue count than the tag set has:
+ * drain the request queues, resize the tag set, start the new queues.
+ */
+static int xrdma_resize_io(struct xrdma_ctrl *ctrl, int started)
 {
-	int i, ret;
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 
-	for (i = first; i < end; i++) {
-		ret = xrdma_queue_start(&ctrl->queues[i]);
-		if (ret)
-			goto out_stop;
+	nvme_start_freeze(nctrl);
+	nvme_unquiesce_io_queues(nctrl);
+	if (!nvme_wait_freeze_timeout(nctrl, NVME_IO_TIMEOUT)) {
+		nvme_unfreeze(nctrl);
+		dev_warn(nctrl->device,
+			 "I/O did not drain for the queue resize, retrying the connection\n");
+		return -ENODEV;
 	}
-	return 0;
-
-out_stop:
-	while (--i >= first)
-		xrdma_queue_stop(&ctrl->queues[i]);
-	return ret;
+	blk_mq_update_nr_hw_queues(nctrl->tagset, nctrl->queue_count - 1);
+	nvme_unfreeze(nctrl);
+	return xrdma_start_queues(ctrl, started + 1, nctrl->queue_count);
 }
 
-static int xrdma_configure_io_queues(struct xrdma_ctrl *ctrl, bool new)
+static int xrdma_connect_io(struct xrdma_ctrl *ctrl)
 {
-	int nr_hw, ret;
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	bool first = !nctrl->tagset;
+	int started, ret;
 
 	ret = xrdma_alloc_io_queues(ctrl);
 	if (ret)
 		return ret;
 
-	if (new) {
-		ret = nvme_alloc_io_tag_set(&ctrl->ctrl, &ctrl->tag_set,
-					    &xrdma_mq_ops,
-					    ctrl->ctrl.opts->nr_poll_queues ?
+	if (first) {
+		ret = nvme_alloc_io_tag_set(nctrl, &ctrl->tag_set, &xrdma_mq_ops,
+					    nctrl->opts->nr_poll_queues ?
 					    HCTX_MAX_TYPES : 2,
 					    xrdma_cmd_size());
 		if (ret)
-			goto out_free_queues;
+			return ret;
 	}
 
-	/*
-	 * Connect needs an hctx per queue: start what the tag set has now,
-	 * grow it, then start the rest.
-	 */
-	nr_hw = new ? ctrl->ctrl.queue_count - 1 :
-		min_t(int, ctrl->tag_set.nr_hw_queues,
-		      ctrl->ctrl.queue_count - 1);
-	ret = xrdma_start_io_queues(ctrl, 1, nr_hw + 1);
-	if (ret)
-		goto out_cleanup_tag_set;
-
-	if (!new) {
-		nvme_start_freeze(&ctrl->ctrl);
-		nvme_unquiesce_io_queues(&ctrl->ctrl);
-		if (!nvme_wait_freeze_timeout(&ctrl->ctrl, NVME_IO_TIMEOUT)) {
-			/* I/O is stuck somewhere; let recovery run again */
-			nvme_unfreeze(&ctrl->ctrl);
-			ret = -ENODEV;
-			goto out_stop_queues;
-		}
-		blk_mq_update_nr_hw_queues(ctrl->ctrl.tagset,
-					   ctrl->ctrl.queue_count - 1);
-		nvme_unfreeze(&ctrl->ctrl);
-		ret = xrdma_start_io_queues(ctrl, nr_hw + 1,
-					    ctrl->ctrl.queue_count);
-		if (ret)
-			goto out_stop_queues;
-	}
-	return 0;
-
-out_stop_queues:
-	nvme_quiesce_io_queues(&ctrl->ctrl);
-	nvme_sync_io_queues(&ctrl->ctrl);
-	xrdma_stop_io_queues(ctrl);
-out_cleanup_tag_set:
-	nvme_cancel_tagset(&ctrl->ctrl);
-	if (new) {
-		nvme_unquiesce_io_queues(&ctrl->ctrl);
-		nvme_remove_io_tag_set(&ctrl->ctrl);
-	}
-out_free_queues:
-	xrdma_free_io_queues(ctrl);
-	return ret;
+	/* Connect travels on the hctx of its queue: start what exists */
+	started = nctrl->queue_count - 1;
+	if (!first)
+		started = min_t(int, started, ctrl->tag_set.nr_hw_queues);
+	ret = xrdma_start_queues(ctrl, 1, started + 1);
+	if (ret || first)
+		return ret;
+	return xrdma_resize_io(ctrl, started);
 }
 
-/* --- setup and teardown of the whole controller --------------------------- */
-
 /* What Identify said, checked against what we can do. */
-static int xrdma_check_ctrl(struct xrdma_ctrl *ctrl, bool new)
+static int xrdma_check_ctrl(struct xrdma_ctrl *ctrl, bool first)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
-	struct nvmf_ctrl_options *opts = nctrl->opts;
-	u32 depth;
+	size_t asked = nctrl->opts->queue_size;
+	u32 depth = nctrl->sqsize + 1;	/* core clamped it to CAP.MQES */
 
 	if (nctrl->icdoff) {
 		dev_err(nctrl->device,
@@ -285,12 +256,10 @@ static int xrdma_check_ctrl(struct xrdma_ctrl *ctrl, bool new)
 		return -EOPNOTSUPP;
 	}
 
-	/* core already clamped sqsize to CAP.MQES; say so */
-	depth = nctrl->sqsize + 1;
-	if (new && opts->queue_size > depth)
+	if (first && asked > depth)
 		dev_warn(nctrl->device,
 			 "queue_size %zu exceeds the controller's limit (CAP.MQES), using %u\n",
-			 opts->queue_size, depth);
+			 asked, depth);
 	if (depth > XRDMA_MAX_QUEUE_SIZE) {
 		dev_warn(nctrl->device,
 			 "queue depth %u exceeds the transport limit, using %u\n",
@@ -310,84 +279,89 @@ static int xrdma_check_ctrl(struct xrdma_ctrl *ctrl, bool new)
 	return 0;
 }
 
-static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
+/*
+ * Build the whole association and go LIVE.  The first connect also
+ * creates the tag sets; a failed first connect takes them down again.
+ */
+static int xrdma_ctrl_connect(struct xrdma_ctrl *ctrl)
 {
-	enum nvme_ctrl_state state;
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	bool first = !nctrl->admin_tagset;
 	int ret;
 
-	ret = xrdma_configure_admin_queue(ctrl, new);
+	ret = xrdma_connect_admin(ctrl);
+	if (!ret)
+		ret = xrdma_check_ctrl(ctrl, first);
+	if (!ret && nctrl->queue_count > 1)
+		ret = xrdma_connect_io(ctrl);
 	if (ret)
-		return ret;
+		goto out_disconnect;
 
-	ret = xrdma_check_ctrl(ctrl, new);
-	if (ret)
-		goto out_teardown_admin;
-
-	if (ctrl->ctrl.queue_count > 1) {
-		ret = xrdma_configure_io_queues(ctrl, new);
-		if (ret)
-			goto out_teardown_admin;
-	}
-
-	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_LIVE)) {
-		/* only a delete that raced with us may get here */
-		state = nvme_ctrl_state(&ctrl->ctrl);
-		dev_info(ctrl->ctrl.device,
-			 "not going live: controller state %d\n", state);
+	if (!nvme_change_ctrl_state(nctrl, NVME_CTRL_LIVE)) {
+		/* a delete won the race */
+		dev_info(nctrl->device, "not going live: controller state %d\n",
+			 nvme_ctrl_state(nctrl));
 		ret = -EINVAL;
-		goto out_teardown_io;
+		goto out_disconnect;
 	}
-
 	trace_xrdma_state(ctrl, "connected");
-	nvme_start_ctrl(&ctrl->ctrl);
+	nvme_start_ctrl(nctrl);
 	return 0;
 
-out_teardown_io:
-	xrdma_teardown_io_queues(ctrl, new);
-out_teardown_admin:
-	nvme_stop_keep_alive(&ctrl->ctrl);
-	xrdma_teardown_admin_queue(ctrl, new);
+out_disconnect:
+	xrdma_ctrl_disconnect(ctrl, first ? XRDMA_DOWN_REMOVE : 0);
 	return ret;
-}
-
-/* Tear everything down; @shutdown: orderly CC.SHN and drop the tag sets. */
-static void xrdma_shutdown(struct xrdma_ctrl *ctrl, bool shutdown)
-{
-	xrdma_teardown_io_queues(ctrl, shutdown);
-	nvme_quiesce_admin_queue(&ctrl->ctrl);
-	nvme_disable_ctrl(&ctrl->ctrl, shutdown);
-	xrdma_teardown_admin_queue(ctrl, shutdown);
 }
 
 /* --- recovery, reconnect, reset, delete ------------------------------------ */
 
-static void xrdma_reconnect_or_remove(struct xrdma_ctrl *ctrl, int status)
+static void xrdma_schedule_reconnect(struct xrdma_ctrl *ctrl, int status)
 {
-	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	unsigned int delay = nctrl->opts->reconnect_delay;
+	int limit = nctrl->opts->max_reconnects;
 
-	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_CONNECTING)
+	if (nvme_ctrl_state(nctrl) != NVME_CTRL_CONNECTING)
 		return;
 
-	if (nvmf_should_reconnect(&ctrl->ctrl, status)) {
-		if (opts->max_reconnects < 0)
-			dev_info(ctrl->ctrl.device,
-				 "reconnect attempt %d in %u s (no limit)\n",
-				 ctrl->ctrl.nr_reconnects + 1,
-				 opts->reconnect_delay);
-		else
-			dev_info(ctrl->ctrl.device,
-				 "reconnect attempt %d of %d in %u s\n",
-				 ctrl->ctrl.nr_reconnects + 1,
-				 opts->max_reconnects, opts->reconnect_delay);
-		queue_delayed_work(nvme_wq, &ctrl->reconnect_work,
-				   opts->reconnect_delay * HZ);
+	if (!nvmf_should_reconnect(nctrl, status)) {
+		dev_info(nctrl->device,
+			 "giving up after %d reconnect attempts (status %d), deleting controller\n",
+			 nctrl->nr_reconnects, status);
+		nvme_delete_ctrl(nctrl);
 		return;
 	}
+	if (limit < 0)
+		dev_info(nctrl->device,
+			 "reconnect attempt %d in %u s (no limit)\n",
+			 nctrl->nr_reconnects + 1, delay);
+	else
+		dev_info(nctrl->device, "reconnect attempt %d of %d in %u s\n",
+			 nctrl->nr_reconnects + 1, limit, delay);
+	queue_delayed_work(nvme_wq, &ctrl->reconnect_work, delay * HZ);
+}
 
-	dev_info(ctrl->ctrl.device,
-		 "giving up after %d reconnect attempts (status %d), deleting controller\n",
-		 ctrl->ctrl.nr_reconnects, status);
-	nvme_delete_ctrl(&ctrl->ctrl);
+/* One attempt from CONNECTING; on failure the next one is scheduled. */
+static void xrdma_ctrl_attempt(struct xrdma_ctrl *ctrl, const char *what)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	int ret;
+
+	trace_xrdma_state(ctrl, what);
+	ret = xrdma_ctrl_connect(ctrl);
+	if (ret) {
+		nctrl->nr_reconnects++;
+		atomic_inc(&ctrl->reconnect_attempts);
+		dev_info(nctrl->device, "%s attempt %d failed: %d\n", what,
+			 nctrl->nr_reconnects, ret);
+		xrdma_schedule_reconnect(ctrl, ret);
+		return;
+	}
+	if (nctrl->nr_reconnects)
+		dev_info(nctrl->device, "%s succeeded after %d failed attempt%s\n",
+			 what, nctrl->nr_reconnects,
+			 nctrl->nr_reconnects == 1 ? "" : "s");
+	nctrl->nr_reconnects = 0;
 }
 
 static void xrdma_reconnect_work(struct work_struct *work)
@@ -395,22 +369,8 @@ static void xrdma_reconnect_work(struct work_struct *work)
 	struct xrdma_ctrl *ctrl = container_of(to_delayed_work(work),
 					       struct xrdma_ctrl,
 					       reconnect_work);
-	int ret;
 
-	++ctrl->ctrl.nr_reconnects;
-	atomic_inc(&ctrl->reconnect_attempts);
-	trace_xrdma_state(ctrl, "reconnect");
-	ret = xrdma_setup_ctrl(ctrl, false);
-	if (ret) {
-		dev_info(ctrl->ctrl.device, "reconnect attempt %d failed: %d\n",
-			 ctrl->ctrl.nr_reconnects, ret);
-		xrdma_reconnect_or_remove(ctrl, ret);
-		return;
-	}
-	dev_info(ctrl->ctrl.device, "reconnected after %d attempt%s\n",
-		 ctrl->ctrl.nr_reconnects,
-		 ctrl->ctrl.nr_reconnects == 1 ? "" : "s");
-	ctrl->ctrl.nr_reconnects = 0;
+	xrdma_ctrl_attempt(ctrl, "reconnect");
 }
 
 static void xrdma_err_work(struct work_struct *work)
@@ -418,18 +378,10 @@ static void xrdma_err_work(struct work_struct *work)
 	struct xrdma_ctrl *ctrl = container_of(work, struct xrdma_ctrl,
 					       err_work);
 
-	nvme_stop_keep_alive(&ctrl->ctrl);
-	flush_work(&ctrl->ctrl.async_event_work);
-	xrdma_teardown_io_queues(ctrl, false);
-	/* queued and new I/O fails over or waits in core from here */
-	nvme_unquiesce_io_queues(&ctrl->ctrl);
-	xrdma_teardown_admin_queue(ctrl, false);
-	nvme_unquiesce_admin_queue(&ctrl->ctrl);
-	nvme_auth_stop(&ctrl->ctrl);
-
-	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING))
-		return;	/* deleting */
-	xrdma_reconnect_or_remove(ctrl, 0);
+	xrdma_ctrl_disconnect(ctrl, 0);
+	/* a delete that came in meanwhile owns the controller now */
+	if (nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING))
+		xrdma_schedule_reconnect(ctrl, 0);
 }
 
 /**
@@ -454,37 +406,29 @@ static void xrdma_reset_work(struct work_struct *work)
 {
 	struct xrdma_ctrl *ctrl = container_of(work, struct xrdma_ctrl,
 					       ctrl.reset_work);
-	int ret;
 
-	trace_xrdma_state(ctrl, "reset");
 	nvme_stop_ctrl(&ctrl->ctrl);
-	xrdma_shutdown(ctrl, false);
-
-	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING))
-		return;	/* deleting */
-
-	ret = xrdma_setup_ctrl(ctrl, false);
-	if (ret) {
-		++ctrl->ctrl.nr_reconnects;
-		dev_warn(ctrl->ctrl.device, "reset failed: %d\n", ret);
-		xrdma_reconnect_or_remove(ctrl, ret);
-	}
+	xrdma_ctrl_disconnect(ctrl, XRDMA_DOWN_DISABLE);
+	if (nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING))
+		xrdma_ctrl_attempt(ctrl, "reset");
 }
 
+/* core: no more recovery or reconnect work may run after this */
 static void xrdma_stop_ctrl(struct nvme_ctrl *nctrl)
 {
 	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(nctrl);
 
+	/* recovery may still schedule a reconnect: let it finish first */
 	flush_work(&ctrl->err_work);
 	cancel_delayed_work_sync(&ctrl->reconnect_work);
 }
 
+/* core: namespaces are gone; shut the controller down for good */
 static void xrdma_delete_ctrl(struct nvme_ctrl *nctrl)
 {
-	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(nctrl);
-
-	trace_xrdma_state(ctrl, "delete");
-	xrdma_shutdown(ctrl, true);
+	trace_xrdma_state(to_xrdma_ctrl(nctrl), "delete");
+	xrdma_ctrl_disconnect(to_xrdma_ctrl(nctrl), XRDMA_DOWN_DISABLE |
+			      XRDMA_DOWN_SHUTDOWN | XRDMA_DOWN_REMOVE);
 }
 
 static struct nvme_ctrl_ops xrdma_ctrl_ops = {
@@ -505,39 +449,37 @@ static struct nvme_ctrl_ops xrdma_ctrl_ops = {
 
 /* --- creation ------------------------------------------------------------ */
 
+/* "traddr"/"host_traddr" are numeric IPv4 or IPv6 (with %scope). */
+static int xrdma_parse_sockaddr(const char *what, const char *addr,
+				const char *port, struct sockaddr_storage *ss)
+{
+	int ret = inet_pton_with_scope(&init_net, AF_UNSPEC, addr, port, ss);
+
+	if (ret)
+		pr_err("invalid %s \"%s\"%s%s: expected a numeric IPv4 or IPv6 address\n",
+		       what, addr, port ? " port " : "", port ? port : "");
+	return ret;
+}
+
 static int xrdma_parse_addrs(struct xrdma_ctrl *ctrl,
 			     struct nvmf_ctrl_options *opts)
 {
 	int ret;
 
-	/* nvme-cli fills a default port only for "rdma" and "tcp" */
+	/* nvme-cli fills in a port only for "rdma" and "tcp" */
 	if (!(opts->mask & NVMF_OPT_TRSVCID)) {
-		opts->trsvcid = kstrdup(__stringify(NVME_RDMA_IP_PORT),
-					GFP_KERNEL);
+		opts->trsvcid = kasprintf(GFP_KERNEL, "%d", NVME_RDMA_IP_PORT);
 		if (!opts->trsvcid)
 			return -ENOMEM;
 		opts->mask |= NVMF_OPT_TRSVCID;
 	}
 
-	ret = inet_pton_with_scope(&init_net, AF_UNSPEC, opts->traddr,
-				   opts->trsvcid, &ctrl->addr);
-	if (ret) {
-		pr_err("invalid traddr/trsvcid \"%s\"/\"%s\": expected an IPv4 or IPv6 address and a port\n",
-		       opts->traddr, opts->trsvcid);
-		return ret;
-	}
-
-	if (opts->mask & NVMF_OPT_HOST_TRADDR) {
-		ret = inet_pton_with_scope(&init_net, AF_UNSPEC,
-					   opts->host_traddr, NULL,
-					   &ctrl->src_addr);
-		if (ret) {
-			pr_err("invalid host_traddr \"%s\": expected an IPv4 or IPv6 address\n",
-			       opts->host_traddr);
-			return ret;
-		}
-	}
-	return 0;
+	ret = xrdma_parse_sockaddr("traddr", opts->traddr, opts->trsvcid,
+				   &ctrl->addr);
+	if (!ret && (opts->mask & NVMF_OPT_HOST_TRADDR))
+		ret = xrdma_parse_sockaddr("host_traddr", opts->host_traddr,
+					   NULL, &ctrl->src_addr);
+	return ret;
 }
 
 static struct xrdma_ctrl *xrdma_alloc_ctrl(struct nvmf_ctrl_options *opts)
@@ -616,7 +558,7 @@ static struct nvme_ctrl *xrdma_create_ctrl(struct device *dev,
 	}
 	xrdma_debugfs_ctrl_add(ctrl);
 
-	ret = xrdma_setup_ctrl(ctrl, true);
+	ret = xrdma_ctrl_connect(ctrl);
 	if (ret) {
 		dev_err(ctrl->ctrl.device,
 			"cannot connect to %s at %pISpcs: %d\n",
@@ -639,15 +581,18 @@ out_put_ctrl:
 	return ERR_PTR(ret > 0 ? -EIO : ret);
 }
 
+/* Options beyond the generic set, as for any RDMA fabrics host. */
+#define XRDMA_OPTS	(NVMF_OPT_TRSVCID | NVMF_OPT_HOST_TRADDR | \
+			 NVMF_OPT_NR_WRITE_QUEUES | NVMF_OPT_NR_POLL_QUEUES | \
+			 NVMF_OPT_RECONNECT_DELAY | NVMF_OPT_CTRL_LOSS_TMO | \
+			 NVMF_OPT_TOS)
+
+/* .name is set at load time: see xrdma_set_transport_name() */
 struct nvmf_transport_ops xrdma_transport = {
-	.name		= "xrdma",
 	.module		= THIS_MODULE,
-	.required_opts	= NVMF_OPT_TRADDR,
-	.allowed_opts	= NVMF_OPT_TRSVCID | NVMF_OPT_RECONNECT_DELAY |
-			  NVMF_OPT_HOST_TRADDR | NVMF_OPT_CTRL_LOSS_TMO |
-			  NVMF_OPT_NR_WRITE_QUEUES | NVMF_OPT_NR_POLL_QUEUES |
-			  NVMF_OPT_TOS,
 	.create_ctrl	= xrdma_create_ctrl,
+	.required_opts	= NVMF_OPT_TRADDR,
+	.allowed_opts	= XRDMA_OPTS,
 };
 
 /**

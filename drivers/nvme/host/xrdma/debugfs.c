@@ -174,56 +174,33 @@ static int xrdma_ctrl_stats_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(xrdma_ctrl_stats);
 
+/*
+ * Zero one queue's counters.  Submission counts under sq_lock; a
+ * completion racing with the reset may survive it, which is fine for a
+ * debugging aid.
+ */
 static void xrdma_queue_reset_stats(struct xrdma_queue *queue)
 {
-	struct xrdma_queue_stats *st = &queue->stats;
-
-	/* the submission side counts under sq_lock */
 	spin_lock(&queue->sq_lock);
-	st->submitted = 0;
-	st->no_data = 0;
-	st->inline_data = 0;
-	st->frwr = 0;
-	st->posts = 0;
-	st->wrs = 0;
-	st->busy = 0;
+	memset(&queue->stats, 0, sizeof(queue->stats));
 	spin_unlock(&queue->sq_lock);
-
-	atomic64_set(&st->completed, 0);
-	atomic64_set(&st->remote_inv, 0);
-	atomic64_set(&st->local_inv, 0);
-	atomic64_set(&st->wr_errors, 0);
-	atomic64_set(&st->bad_rsp, 0);
-	atomic64_set(&st->timeouts, 0);
 }
 
-static ssize_t xrdma_reset_stats_write(struct file *file,
-				       const char __user *ubuf, size_t count,
-				       loff_t *ppos)
+/* "echo 1 > reset_stats": zero every queue's counters. */
+static int xrdma_reset_stats_set(void *data, u64 val)
 {
-	struct xrdma_ctrl *ctrl = file->private_data;
+	struct xrdma_ctrl *ctrl = data;
 	u32 n = READ_ONCE(ctrl->ctrl.queue_count);
-	unsigned int val;
 	u32 i;
-	int ret;
 
-	ret = kstrtouint_from_user(ubuf, count, 0, &val);
-	if (ret)
-		return ret;
 	if (val != 1)
 		return -EINVAL;
-
 	for (i = 0; ctrl->queues && i < n; i++)
 		xrdma_queue_reset_stats(&ctrl->queues[i]);
-	return count;
+	return 0;
 }
-
-static const struct file_operations xrdma_reset_stats_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.write	= xrdma_reset_stats_write,
-	.llseek	= noop_llseek,
-};
+DEFINE_DEBUGFS_ATTRIBUTE(xrdma_reset_stats_fops, NULL, xrdma_reset_stats_set,
+			 "%llu\n");
 
 /* Is @dir a directory we created, still there?  Call with the mutex. */
 static bool xrdma_debugfs_present(struct dentry *dir)
@@ -304,8 +281,8 @@ void xrdma_debugfs_ctrl_add(struct xrdma_ctrl *ctrl)
 	ctrl->debugfs = dir;
 	debugfs_create_file("stats", 0444, dir, ctrl,
 			    &xrdma_ctrl_stats_fops);
-	debugfs_create_file("reset_stats", 0200, dir, ctrl,
-			    &xrdma_reset_stats_fops);
+	debugfs_create_file_unsafe("reset_stats", 0200, dir, ctrl,
+				   &xrdma_reset_stats_fops);
 
 	for (i = 0; ctrl->queues && i < ctrl->ctrl.queue_count; i++) {
 		struct xrdma_queue *queue = &ctrl->queues[i];

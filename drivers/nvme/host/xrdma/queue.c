@@ -375,15 +375,13 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
 	int tries = 0;
 	int ret;
 
+	/* a queue slot is reused across reconnects: start clean */
+	queue->flags = 0;
 	queue->ctrl = ctrl;
 	queue->qid = qid;
 	queue->size = size;
-	queue->flags = 0;
 	queue->crqsize = 0;
-	queue->pend_head = NULL;
-	queue->pend_tail = &queue->pend_head;
-	queue->pend_nr = 0;
-	queue->aen_cqe.done = NULL;
+	xrdma_queue_pend_reset(queue);
 	init_completion(&queue->cm_done);
 	if (qid) {
 		queue->cmnd_capsule_len = ctrl->ctrl.ioccsz * 16;

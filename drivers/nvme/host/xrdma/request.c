@@ -414,9 +414,7 @@ static void xrdma_flush_pending(struct xrdma_queue *queue)
 	queue->stats.posts++;
 	queue->stats.wrs += queue->pend_nr;
 	trace_xrdma_post(queue, queue->pend_nr);
-	queue->pend_head = NULL;
-	queue->pend_tail = &queue->pend_head;
-	queue->pend_nr = 0;
+	xrdma_queue_pend_reset(queue);
 
 	ret = ib_post_send(queue->qp, head, &bad);
 	if (unlikely(ret)) {
@@ -492,18 +490,18 @@ static void xrdma_count_submit(struct xrdma_queue *queue,
 static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
 				   const struct blk_mq_queue_data *bd)
 {
-	struct xrdma_queue *queue = hctx->driver_data;
-	struct xrdma_ctrl *ctrl = queue->ctrl;
 	struct request *rq = bd->rq;
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
-	bool live = test_bit(XRDMA_Q_LIVE, &queue->flags);
+	struct xrdma_queue *queue = hctx->driver_data;
+	struct nvme_ctrl *nctrl = &queue->ctrl->ctrl;
 	struct ib_send_wr *first;
 	blk_status_t status;
 	u32 nwr;
 	int ret;
 
-	if (!nvme_check_ready(&ctrl->ctrl, rq, live))
-		return nvme_fail_nonready_command(&ctrl->ctrl, rq);
+	if (!nvme_check_ready(nctrl, rq,
+			      test_bit(XRDMA_Q_LIVE, &queue->flags)))
+		return nvme_fail_nonready_command(nctrl, rq);
 
 	if (WARN_ON_ONCE(rq->tag >= queue->size))
 		return BLK_STS_IOERR;
@@ -526,7 +524,7 @@ static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
 			spin_unlock(&queue->sq_lock);
 			return BLK_STS_RESOURCE;
 		}
-		dev_err_ratelimited(ctrl->ctrl.device,
+		dev_err_ratelimited(nctrl->device,
 				    "queue %d: cannot map data: %d\n",
 				    queue->qid, ret);
 		/* a path error lets multipath try another path */

@@ -262,6 +262,14 @@ struct xrdma_ctrl {
 	struct dentry		*debugfs;
 };
 
+/* Empty the chain of work requests waiting for the next doorbell. */
+static inline void xrdma_queue_pend_reset(struct xrdma_queue *queue)
+{
+	queue->pend_head = NULL;
+	queue->pend_tail = &queue->pend_head;
+	queue->pend_nr = 0;
+}
+
 static inline struct xrdma_ctrl *to_xrdma_ctrl(struct nvme_ctrl *nctrl)
 {
 	return container_of(nctrl, struct xrdma_ctrl, ctrl);
