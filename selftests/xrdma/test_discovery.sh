@@ -79,7 +79,9 @@ t_persistent_discovery() {
 		echo "discovery controller has I/O queues"
 		rc=1
 	}
-	nvme discover "/dev/$c" | grep -q "subnqn: *$RIG_NQN_RAM" || {
+	# discovery log page (0x70) over the persistent controller
+	nvme get-log "/dev/$c" --log-id=0x70 --log-len=4096 --raw-binary |
+		grep -aq "$RIG_NQN_RAM" || {
 		echo "log page through the persistent controller failed"
 		rc=1
 	}

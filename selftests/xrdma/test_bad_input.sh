@@ -1,0 +1,170 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Bad requests to "xrdma": each must fail with a specific errno and a
+# clear log line, quickly, with no splat and nothing leaked; and targets
+# that restrict us (no in-capsule data, small queues) must still work.
+# timeout=900
+
+set -u
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../lib/ktap.sh
+. "$DIR/../lib/ktap.sh"
+# shellcheck source=../lib/env.sh
+. "$DIR/../lib/env.sh"
+# shellcheck source=../lib/leak.sh
+. "$DIR/../lib/leak.sh"
+# shellcheck source=../lib/nvme.sh
+. "$DIR/../lib/nvme.sh"
+# shellcheck source=../lib/rig.sh
+. "$DIR/../lib/rig.sh"
+
+readonly TR=xrdma
+readonly NQN_CLOSED=nqn.2026-11.io.xrdma:closed
+
+cleanup() {
+	nvme_delete_ctrls "$TR"
+	rig_del_subsys "$NQN_CLOSED" >/dev/null 2>&1
+	rig_del_port 7 >/dev/null 2>&1
+	rig_del_port 8 >/dev/null 2>&1
+	rig_release
+	env_cleanup
+	leak_cleanup
+}
+trap cleanup EXIT
+
+ktap_header
+require_root
+require_vm
+require_cmd nvme rdma
+require_module dummy rdma_rxe null_blk nvmet_rdma nvme_xrdma
+
+ktap_quiet rig_acquire || ktap_bail "rig setup failed"
+ktap_quiet nvme_fabrics_load || ktap_bail "no /dev/nvme-fabrics"
+ktap_plan 15
+leak_snapshot
+dmesg_mark
+
+# try OPTIONS: write a connect request; print the error, status 0 if the
+# controller was created.
+try() {
+	(echo "transport=$TR,hostnqn=$NVME_HOSTNQN,hostid=$NVME_HOSTID,$1" \
+		>/dev/nvme-fabrics) 2>&1
+}
+
+# expect_fail ERRNO-TEXT LOG-REGEX OPTIONS [MAX-SECONDS]; a subshell, so
+# its own dmesg mark does not move the test's.
+expect_fail() (
+	local want=$1 log=$2 opts=$3 max=${4:-10} out t0 ms
+	dmesg_mark
+	t0=$(now_ms)
+	if out=$(try "$opts"); then
+		echo "accepted: $opts"
+		nvme_delete_ctrls "$TR"
+		return 1
+	fi
+	ms=$(($(now_ms) - t0))
+	echo "$opts -> ${out##*: } in $ms ms"
+	[[ $out == *"$want"* ]] || {
+		echo "expected '$want'"
+		return 1
+	}
+	((ms <= max * 1000)) || {
+		echo "took longer than $max s"
+		return 1
+	}
+	dmesg_since_mark | grep -qE "$log" || {
+		echo "no log line matching '$log':"
+		dmesg_since_mark | tail -n 5
+		return 1
+	}
+)
+
+OK="traddr=$RIG_IP4,trsvcid=$RIG_TRSVCID"
+
+ktap_run "unknown option: EINVAL" expect_fail "Invalid argument" \
+	"unknown parameter" "$OK,nqn=$RIG_NQN_NULL,no_such_option=1"
+ktap_run "malformed traddr: EINVAL" expect_fail "Invalid argument" \
+	"invalid traddr" "traddr=192.0.2.300,nqn=$RIG_NQN_NULL"
+ktap_run "host name as traddr: EINVAL" expect_fail "Invalid argument" \
+	"invalid traddr" "traddr=target.example,nqn=$RIG_NQN_NULL"
+ktap_run "IPv6 with an unknown scope: EINVAL" expect_fail \
+	"Invalid argument" "invalid traddr" \
+	"traddr=fe80::1%nosuchif0,nqn=$RIG_NQN_NULL"
+ktap_run "queue_size out of range: EINVAL" expect_fail "Invalid argument" \
+	"queue_size|Invalid" "$OK,nqn=$RIG_NQN_NULL,queue_size=4096"
+ktap_run "nr_io_queues=0: EINVAL" expect_fail "Invalid argument" \
+	"nr_io_queues|Invalid" "$OK,nqn=$RIG_NQN_NULL,nr_io_queues=0"
+ktap_run "negative tos: EINVAL" expect_fail "Invalid argument" \
+	"type of service" "$OK,nqn=$RIG_NQN_NULL,tos=-5"
+ktap_run "unreachable address: ETIMEDOUT within 20 s" expect_fail \
+	"Connection timed out" "timed out|cannot resolve" \
+	"traddr=192.0.2.99,trsvcid=4420,nqn=$RIG_NQN_NULL" 20
+ktap_run "no listener on the port: ECONNREFUSED" expect_fail \
+	"Connection refused" "connect rejected" \
+	"traddr=$RIG_IP4,trsvcid=4999,nqn=$RIG_NQN_NULL"
+ktap_run "unknown subsystem NQN: EIO with the NQN logged" expect_fail \
+	"Input/output error" "subsysnqn \"nqn.2026-11.io.xrdma:none\"" \
+	"$OK,nqn=nqn.2026-11.io.xrdma:none"
+
+t_host_not_allowed() {
+	rig_add_subsys "$NQN_CLOSED" /dev/xrdma_null || return 1
+	# the subsystem admits no host at all
+	echo 0 >"$RIG_NVMET/subsystems/$NQN_CLOSED/attr_allow_any_host" ||
+		return 1
+	rig_link "$RIG_PORT" "$NQN_CLOSED" || return 1
+	expect_fail "Input/output error" "cannot connect to $NQN_CLOSED" \
+		"$OK,nqn=$NQN_CLOSED"
+	local rc=$?
+	rig_del_subsys "$NQN_CLOSED"
+	return "$rc"
+}
+ktap_run "host not allowed by the target: EIO" t_host_not_allowed
+
+# connect_port ID NQN: connect (port from NVME_TRSVCID), set CTRL.
+connect_port() {
+	nvme_connect "$TR" "$RIG_IP4" "$2" || return 1
+	CTRL=$(nvme_find_ctrl "$2" "$TR" "$RIG_IP4") || return 1
+	nvme_wait_state "$CTRL" live
+}
+
+t_no_inline() {
+	local rc=0 frwr
+	rig_add_param_port 7 4407 0 -1 "$RIG_NQN_RAM" || return 1
+	NVME_TRSVCID=4407 connect_port 7 "$RIG_NQN_RAM" || return 1
+	[[ $(cat "/sys/class/nvme/$CTRL/xrdma/inline_data_size") == 0 ]] || {
+		echo "inline_data_size not 0 with the target's inline disabled"
+		rc=1
+	}
+	frwr=$(awk '$1 == "inline_data" { print $2 }' \
+		"/sys/kernel/debug/nvme-xrdma/$CTRL/stats")
+	dd if=/dev/zero of="$(nvme_wait_ns "$CTRL")" bs=4k count=64 \
+		oflag=direct status=none || rc=1
+	[[ $(awk '$1 == "inline_data" { print $2 }' \
+		"/sys/kernel/debug/nvme-xrdma/$CTRL/stats") == "$frwr" ]] || {
+		echo "in-capsule writes sent to a target that refuses them"
+		rc=1
+	}
+	nvme_disconnect "$CTRL" || rc=1
+	rig_del_port 7
+	return "$rc"
+}
+ktap_run "target without in-capsule data: writes use FRWR" t_no_inline
+
+t_small_queue() {
+	local rc=0
+	rig_add_param_port 8 4408 -1 16 "$RIG_NQN_NULL" || return 1
+	NVME_TRSVCID=4408 connect_port 8 "$RIG_NQN_NULL" || return 1
+	[[ $(cat "/sys/class/nvme/$CTRL/sqsize") == 15 ]] || {
+		echo "sqsize $(cat "/sys/class/nvme/$CTRL/sqsize"), expected 15"
+		rc=1
+	}
+	nvme_disconnect "$CTRL" || rc=1
+	rig_del_port 8
+	return "$rc"
+}
+ktap_run "target with max queue size 16: depth clamped, works" t_small_queue
+
+ktap_run "RDMA resources and module refs back to baseline" leak_check
+ktap_run "no kernel warnings, oopses or new taint" dmesg_check
+ktap_finish
