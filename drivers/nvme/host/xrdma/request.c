@@ -610,11 +610,14 @@ static enum blk_eh_timer_return xrdma_timeout(struct request *rq)
 	atomic64_inc(&queue->stats.timeouts);
 	trace_xrdma_timeout(queue, rq, atomic_read(&req->waiting));
 	dev_warn(ctrl->ctrl.device,
-		 "queue %d: command id %#x opcode %#x timed out (waiting for%s%s%s), controller %s\n",
+		 "queue %d: command id %#x opcode %#x timed out (waiting for%s%s%s; %lld of %llu commands outstanding), controller %s\n",
 		 queue->qid, nvme_cid(rq), c->common.opcode,
 		 atomic_read(&req->waiting) & XRDMA_REQ_SEND ? " send" : "",
 		 atomic_read(&req->waiting) & XRDMA_REQ_RESP ? " response" : "",
 		 atomic_read(&req->waiting) & XRDMA_REQ_INV ? " invalidate" : "",
+		 (long long)(READ_ONCE(queue->stats.submitted) -
+			     atomic64_read(&queue->stats.completed)),
+		 READ_ONCE(queue->stats.submitted),
 		 nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE ?
 		 "live: recovering" : "not live: aborting");
 

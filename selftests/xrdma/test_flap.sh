@@ -1,0 +1,143 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Link flaps under verified I/O: while fio writes and verifies crc32c on
+# the RAM namespace, the rxe netdev goes down and up 20 times.  The
+# controller must recover (error recovery and reconnect, counted), no
+# I/O may hang, every acknowledged write must read back intact, and the
+# time from the last "link up" to LIVE is reported.
+# timeout=1200
+
+set -u
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../lib/ktap.sh
+. "$DIR/../lib/ktap.sh"
+# shellcheck source=../lib/env.sh
+. "$DIR/../lib/env.sh"
+# shellcheck source=../lib/leak.sh
+. "$DIR/../lib/leak.sh"
+# shellcheck source=../lib/nvme.sh
+. "$DIR/../lib/nvme.sh"
+# shellcheck source=../lib/rig.sh
+. "$DIR/../lib/rig.sh"
+
+readonly TR=xrdma
+readonly FLAPS=${XRDMA_FLAPS:-20}
+CTRL=
+DEV=
+FIO_PID=
+
+cleanup() {
+	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
+	ip link set "$RIG_NETDEV" up 2>/dev/null
+	# addresses and GIDs back as the rig had them, for the next test
+	rig_setup_net >/dev/null 2>&1
+	nvme_delete_ctrls "$TR"
+	rig_release
+	env_cleanup
+	leak_cleanup
+}
+trap cleanup EXIT
+
+ktap_header
+require_root
+require_vm
+require_cmd nvme rdma fio ip
+require_module dummy rdma_rxe null_blk nvmet_rdma nvme_xrdma
+
+ktap_quiet rig_acquire || ktap_bail "rig setup failed"
+make_test_tmp
+ktap_plan 7
+leak_snapshot
+dmesg_mark
+
+t_connect() {
+	# reconnect every second, give up only after 5 minutes
+	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_RAM" -c 1 -l 300 -k 5 ||
+		return 1
+	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$RIG_IP4") || return 1
+	nvme_wait_state "$CTRL" live || return 1
+	DEV=$(nvme_wait_ns "$CTRL")
+}
+
+t_flaps() {
+	local i rc=0
+	# keep the IPv6 address (and its GID) across the flaps
+	sysctl -qw "net.ipv6.conf.$RIG_NETDEV.keep_addr_on_down=1"
+	fio --name=flap --filename="$DEV" --direct=1 --ioengine=libaio \
+		--rw=randwrite --bsrange=4k-128k --iodepth=16 --size=32M \
+		--loops=1000 --verify=crc32c --verify_backlog=256 \
+		--do_verify=1 --verify_fatal=1 >"$TEST_TMP/flap.fio" 2>&1 &
+	FIO_PID=$!
+	sleep 3
+	for ((i = 1; i <= FLAPS; i++)); do
+		ip link set "$RIG_NETDEV" down || rc=1
+		sleep 1.5
+		ip link set "$RIG_NETDEV" up || rc=1
+		sleep 3
+		kill -0 "$FIO_PID" 2>/dev/null || {
+			echo "fio ended during flap $i"
+			rc=1
+			break
+		}
+	done
+	echo "$FLAPS flaps done"
+	return "$rc"
+}
+
+t_recovered() {
+	local t0 ms rec
+	t0=$(now_ms)
+	nvme_wait_state "$CTRL" live 120 || {
+		echo "controller $CTRL is $(nvme_ctrl_state "$CTRL")"
+		return 1
+	}
+	ms=$(($(now_ms) - t0))
+	rec=$(cat "/sys/class/nvme/$CTRL/xrdma/recoveries")
+	echo "live ${ms} ms after the last link up; $rec recoveries," \
+		"$(cat "/sys/class/nvme/$CTRL/xrdma/reconnects") reconnects pending"
+	((rec > 0)) || {
+		echo "no error recovery ran: the flaps were not noticed"
+		return 1
+	}
+}
+
+t_fio_done() {
+	# stop the writer at a loop boundary and let it verify what it wrote
+	kill -INT "$FIO_PID" 2>/dev/null
+	if ! wait_for 180 eval "! kill -0 $FIO_PID 2>/dev/null"; then
+		echo "fio hung"
+		kill -9 "$FIO_PID"
+		FIO_PID=
+		return 1
+	fi
+	wait "$FIO_PID"
+	FIO_PID=
+	if grep -qE 'verify: bad|crc32c: verify failed|err= *[1-9]' \
+		"$TEST_TMP/flap.fio"; then
+		tail -n 30 "$TEST_TMP/flap.fio"
+		return 1
+	fi
+	grep -E 'err=' "$TEST_TMP/flap.fio" | head -n 1
+}
+
+t_verify_all() {
+	# write a known pattern after the storm and read it all back
+	fio --name=after --filename="$DEV" --direct=1 --ioengine=libaio \
+		--rw=write --bs=128k --iodepth=8 --size=32M --verify=crc32c \
+		--do_verify=1 --verify_fatal=1 >"$TEST_TMP/after.fio" 2>&1 || {
+		tail -n 20 "$TEST_TMP/after.fio"
+		return 1
+	}
+	nvme_disconnect "$CTRL" || return 1
+	CTRL=
+}
+
+ktap_run "connect with reconnect_delay 1, ctrl_loss_tmo 300" t_connect
+ktap_run "$FLAPS link flaps under verified random writes" t_flaps
+ktap_run "controller recovered and is live" t_recovered
+ktap_run "fio finished, no verify error" t_fio_done
+ktap_run "verified write and read after the flaps, disconnect" t_verify_all
+ktap_run "RDMA resources and module refs back to baseline" leak_check
+ktap_run "no kernel warnings, oopses or new taint" dmesg_check
+ktap_finish
