@@ -1,0 +1,119 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# nvme-xrdma loads and unloads cleanly: modprobe, /sys/module/nvme_xrdma,
+# refcount 0, modprobe -r, then five more load/unload rounds; afterwards
+# no module reference or RDMA resource is left and dmesg is clean.
+# Needs no rig. Skips if the module is not installed (tools/vm/run
+# installs drivers/nvme/host/xrdma/nvme-xrdma.ko when it was built).
+
+set -u
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../lib/ktap.sh
+. "$DIR/../lib/ktap.sh"
+# shellcheck source=../lib/env.sh
+. "$DIR/../lib/env.sh"
+# shellcheck source=../lib/leak.sh
+. "$DIR/../lib/leak.sh"
+
+readonly MOD=nvme-xrdma
+readonly SYSMOD=/sys/module/nvme_xrdma
+readonly ROUNDS=5
+
+cleanup() {
+	module_loaded "$MOD" && modprobe -r "$MOD" 2>/dev/null
+	leak_cleanup
+}
+trap cleanup EXIT
+
+ktap_header
+require_root
+require_cmd modprobe modinfo
+module_available "$MOD" ||
+	ktap_skip_all "$MOD is not installed (build the module first)"
+if module_loaded "$MOD"; then
+	modprobe -r "$MOD" 2>/dev/null || ktap_bail "$MOD is loaded and cannot be removed"
+fi
+
+ktap_plan 9
+leak_snapshot
+dmesg_mark
+
+module_gone() {
+	! module_loaded "$MOD"
+}
+
+t_vermagic() {
+	local vm
+	vm=$(modinfo -F vermagic "$MOD")
+	echo "$(modinfo -n "$MOD"): vermagic $vm"
+	[[ ${vm%% *} == "$(uname -r)" ]]
+}
+
+t_load() {
+	modprobe "$MOD"
+}
+
+t_sysfs() {
+	wait_for 5 module_loaded "$MOD" || {
+		echo "$SYSMOD missing"
+		return 1
+	}
+	echo "initstate $(<"$SYSMOD/initstate")"
+	[[ $(<"$SYSMOD/initstate") == live ]]
+}
+
+t_refcnt() {
+	local r
+	r=$(module_refcnt "$MOD")
+	echo "refcnt $r"
+	[[ $r == 0 ]]
+}
+
+t_unload() {
+	modprobe -r "$MOD" || return 1
+	wait_for 10 module_gone || {
+		echo "$SYSMOD still present"
+		return 1
+	}
+}
+
+t_rounds() {
+	local i r
+	for ((i = 1; i <= ROUNDS; i++)); do
+		modprobe "$MOD" || {
+			echo "round $i: load failed"
+			return 1
+		}
+		r=$(module_refcnt "$MOD")
+		[[ $r == 0 ]] || {
+			echo "round $i: refcnt $r after load"
+			return 1
+		}
+		modprobe -r "$MOD" || {
+			echo "round $i: unload failed"
+			return 1
+		}
+		wait_for 10 module_gone || {
+			echo "round $i: still loaded after modprobe -r"
+			return 1
+		}
+	done
+	echo "$ROUNDS rounds done"
+}
+
+t_not_loaded() {
+	module_gone || modprobe -r "$MOD"
+	module_gone
+}
+
+ktap_run "vermagic matches $(uname -r)" t_vermagic
+ktap_run "modprobe $MOD" t_load
+ktap_run "$SYSMOD present and live" t_sysfs
+ktap_run "refcount is 0 while unused" t_refcnt
+ktap_run "modprobe -r $MOD" t_unload
+ktap_run "load/unload $ROUNDS times" t_rounds
+ktap_run "module not loaded at the end" t_not_loaded
+ktap_run "no leaked module references or RDMA resources" leak_check
+ktap_run "no kernel warnings, oopses or new taint" dmesg_check
+ktap_finish

@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Environment helpers for the xrdma selftests (sourced, not run):
+# prerequisites (skip with exit 4 when missing), deadline polling and the
+# dmesg/taint check every test runs at its end.
+#
+# Needs lib/ktap.sh sourced first.
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+export LC_ALL=C
+
+# --------------------------------------------------------------- prerequisites
+
+require_root() {
+	[[ $(id -u) -eq 0 ]] || ktap_skip_all "must be root"
+}
+
+# require_cmd CMD...
+require_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || ktap_skip_all "missing command: $c"
+	done
+}
+
+# module_available NAME: loaded, built in, or installed for this kernel.
+module_available() {
+	[[ -d /sys/module/${1//-/_} ]] || modinfo -n "$1" >/dev/null 2>&1
+}
+
+# require_module MODULE...
+require_module() {
+	local m
+	for m in "$@"; do
+		module_available "$m" || ktap_skip_all "missing module: $m"
+	done
+}
+
+# The rig creates netdevs, RDMA devices and NVMe targets and loads
+# modules: only do that inside the disposable test VM unless told to.
+require_vm() {
+	[[ -n ${XRDMA_VM:-} || -n ${XRDMA_RIG_ALLOW_HOST:-} ]] ||
+		ktap_skip_all "not inside tools/vm/run (set XRDMA_RIG_ALLOW_HOST=1 to run on this machine)"
+}
+
+# --------------------------------------------------------------- polling
+
+# Current time in milliseconds.
+now_ms() {
+	local us=${EPOCHREALTIME//[!0-9]/}
+	echo $((us / 1000))
+}
+
+# wait_for SECONDS CMD...: poll CMD until it succeeds or the deadline
+# passes. Starts at 50 ms between polls, backs off to 500 ms.
+wait_for() {
+	local limit_ms=$(($1 * 1000)) start delay=0.05
+	shift
+	start=$(now_ms)
+	while :; do
+		"$@" && return 0
+		(($(now_ms) - start >= limit_ms)) && return 1
+		sleep "$delay"
+		case $delay in
+		0.05) delay=0.1 ;;
+		0.1) delay=0.2 ;;
+		*) delay=0.5 ;;
+		esac
+	done
+}
+
+# --------------------------------------------------------------- dmesg
+
+# Kernel log lines that fail a test. slub_debug reports read
+# "BUG <cache> (<taint>): <what>"; hung tasks "INFO: task ... blocked for
+# more than N seconds".
+DMESG_BAD_RE='WARNING:|BUG:|BUG [^ ]+ \(|kernel BUG at|KFENCE|general protection|Call Trace|Oops|soft lockup|hard LOCKUP|hung_task|blocked for more than|UBSAN|list_(add|del) corruption|Poison overwritten|Redzone overwritten|refcount_t:|rcu: INFO|detected stalls'
+# Lines matching this (ERE) are never counted; tests may extend it.
+DMESG_IGNORE_RE=${DMESG_IGNORE_RE:-}
+
+# Taint bits that are expected: O (out-of-tree, 12), E (unsigned, 13),
+# N (test module, 18).
+TAINT_EXPECTED=$(((1 << 12) | (1 << 13) | (1 << 18)))
+readonly TAINT_LETTERS=PFSRMBUDAWCIOELKXTN
+
+DMESG_MARK=
+DMESG_TAINT0=0
+
+# dmesg_mark [TAG]: remember "now" in the kernel log (and the taint).
+dmesg_mark() {
+	DMESG_MARK="xrdma-selftest: mark ${1:-${0##*/}} $$ $(now_ms)"
+	echo "$DMESG_MARK" >/dev/kmsg
+	DMESG_TAINT0=$(</proc/sys/kernel/tainted)
+}
+
+# Kernel log since the mark (all of it if the mark scrolled away).
+dmesg_since_mark() {
+	dmesg | awk -v m="$DMESG_MARK" '
+		{ lines[NR] = $0 }
+		m != "" && index($0, m) { start = NR }
+		END { for (i = start + 1; i <= NR; i++) print lines[i] }'
+}
+
+# taint_letters BITS: "W" for 1<<9 and so on.
+taint_letters() {
+	local bits=$1 i out=
+	for ((i = 0; i < ${#TAINT_LETTERS}; i++)); do
+		((bits & (1 << i))) && out+=${TAINT_LETTERS:i:1}
+	done
+	echo "$out"
+}
+
+# dmesg_check: fail (and show the lines) if the kernel log since the mark
+# has a warning, BUG, oops, KFENCE/slub report, lockup or hung task, or if
+# the kernel picked up an unexpected taint.
+dmesg_check() {
+	local log bad new rc=0
+	log=$(dmesg_since_mark)
+	bad=$(grep -E "$DMESG_BAD_RE" <<<"$log")
+	[[ -n $DMESG_IGNORE_RE && -n $bad ]] &&
+		bad=$(grep -Ev "$DMESG_IGNORE_RE" <<<"$bad")
+	if [[ -n $bad ]]; then
+		echo "kernel log has problems since the mark:"
+		# The first report with some context, then all matching lines.
+		grep -E -m1 -A25 "$DMESG_BAD_RE" <<<"$log"
+		echo "--- all matching lines:"
+		head -n 40 <<<"$bad"
+		rc=1
+	fi
+	new=$(($(</proc/sys/kernel/tainted) & ~DMESG_TAINT0 & ~TAINT_EXPECTED))
+	if ((new)); then
+		echo "kernel newly tainted: $(taint_letters "$new") ($new)"
+		rc=1
+	fi
+	return "$rc"
+}
+
+# --------------------------------------------------------------- misc
+
+# Per-test scratch directory, removed by env_cleanup.
+TEST_TMP=
+make_test_tmp() {
+	TEST_TMP=$(mktemp -d "/tmp/xrdma-selftest.${0##*/}.XXXXXX")
+}
+
+env_cleanup() {
+	[[ -n $TEST_TMP && -d $TEST_TMP ]] && rm -rf "$TEST_TMP"
+	TEST_TMP=
+}
+
+# Module helpers ------------------------------------------------------
+
+module_loaded() {
+	[[ -d /sys/module/${1//-/_} ]]
+}
+
+# module_refcnt NAME: the raw /sys/module/NAME/refcnt, or -1 if absent.
+module_refcnt() {
+	local f=/sys/module/${1//-/_}/refcnt
+	if [[ -r $f ]]; then cat "$f"; else echo -1; fi
+}

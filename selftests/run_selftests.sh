@@ -1,0 +1,211 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the xrdma selftests (inside the test VM: tools/vm/run -- $0).
+#
+#   run_selftests.sh [-l] [TEST...]
+#
+# TEST is a path like basic/test_module.sh (relative to this directory, or
+# any path to a test script); default: every */test_*.sh in name order.
+# -l lists the tests and exits.
+#
+# Semantics follow the kselftest runner: each test runs under
+# "timeout --foreground" with the limit from ./settings ("timeout=N"),
+# overridable per test by a "# timeout=N" line in the test script. Its
+# output is shown with a "# " prefix (so its own KTAP nests), and the
+# result becomes one top-level line:
+#   exit 0   -> ok N name
+#   exit 4   -> ok N name # SKIP
+#   timeout  -> not ok N name # TIMEOUT
+#   other    -> not ok N name # exit=RC
+# Processes a test leaves behind in its process group are killed.
+#
+# The last line is "P passed, F failed, S skipped", counted over SUBTESTS
+# (the "ok"/"not ok" lines of each test's own KTAP). A test that skips as
+# a whole ("1..0 # SKIP") counts as one skipped; a test that fails without
+# any failing subtest (crash, timeout, bail out, plan not met) adds one
+# failure; so does a rig teardown that leaves something behind.
+#
+# The rig (lib/rig.sh) is brought up by the first test that needs it and
+# stays up (XRDMA_RIG_PERSIST=1) until all tests ran; then it is torn down
+# and must leave nothing behind. Exit status: 0 if nothing failed, else 1.
+
+set -u
+
+SELFTESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+readonly SELFTESTS
+
+# shellcheck source=lib/ktap.sh
+. "$SELFTESTS/lib/ktap.sh"
+# shellcheck source=lib/env.sh
+. "$SELFTESTS/lib/env.sh"
+# shellcheck source=lib/nvme.sh
+. "$SELFTESTS/lib/nvme.sh"
+# shellcheck source=lib/rig.sh
+. "$SELFTESTS/lib/rig.sh"
+
+export XRDMA_RIG_PERSIST=1
+
+# ---------------------------------------------------------------- tests
+
+list=0
+if [[ ${1:-} == -l ]]; then
+	list=1
+	shift
+fi
+
+tests=()
+if (($#)); then
+	for t in "$@"; do
+		if [[ -f $t ]]; then
+			tests+=("$(readlink -f "$t")")
+		elif [[ -f $SELFTESTS/$t ]]; then
+			tests+=("$SELFTESTS/$t")
+		elif [[ -f $SELFTESTS/${t#selftests/} ]]; then
+			tests+=("$SELFTESTS/${t#selftests/}")
+		else
+			echo "run_selftests: no such test: $t" >&2
+			exit 2
+		fi
+	done
+else
+	for t in "$SELFTESTS"/*/test_*.sh; do
+		[[ -f $t ]] && tests+=("$t")
+	done
+fi
+
+# Name relative to selftests/, e.g. basic/test_module.sh.
+test_name() {
+	local n=${1#"$SELFTESTS"/}
+	echo "$n"
+}
+
+if ((list)); then
+	for t in "${tests[@]}"; do test_name "$t"; done
+	exit 0
+fi
+
+default_timeout=45
+if [[ -r $SELFTESTS/settings ]]; then
+	default_timeout=$(sed -n 's/^timeout=\([0-9]\+\)$/\1/p' \
+		"$SELFTESTS/settings" | tail -n 1)
+fi
+default_timeout=${default_timeout:-45}
+
+# The per-test "# timeout=N" line, else the settings value.
+test_timeout() {
+	local t
+	t=$(sed -n 's/^# timeout=\([0-9]\+\)$/\1/p' "$1" | head -n 1)
+	echo "${t:-$default_timeout}"
+}
+
+# ---------------------------------------------------------------- run
+
+work=$(mktemp -d /tmp/xrdma-selftests.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+passed=0
+failed=0
+skipped=0
+suite_start=$(now_ms)
+
+ktap_header
+ktap_diag "kernel $(uname -r), $(nproc) cpus, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo)"
+if ko=$(modinfo -n nvme-xrdma 2>/dev/null); then
+	ver=$(modinfo -F version nvme-xrdma)
+	ktap_diag "nvme-xrdma: $ko${ver:+ version $ver}," \
+		"sha256 $(sha256sum <"$ko" | cut -c1-12)"
+else
+	ktap_diag "nvme-xrdma: not installed"
+fi
+ktap_plan "${#tests[@]}"
+
+num=0
+for t in "${tests[@]}"; do
+	num=$((num + 1))
+	name=$(test_name "$t")
+	limit=$(test_timeout "$t")
+	log=$work/$num.log
+	fifo=$work/$num.fifo
+	echo "# selftests: ${name%/*}: ${name##*/}"
+	if [[ ! -x $t ]]; then
+		echo "not ok $num $name # exit=126 (not executable)"
+		failed=$((failed + 1))
+		continue
+	fi
+
+	start=$(now_ms)
+	mkfifo "$fifo"
+	# The test runs as its own process group (job control on just for
+	# this launch), so what it leaves behind can be killed by group id.
+	set -m
+	(cd "$(dirname "$t")" &&
+		exec timeout --foreground -k 10 "$limit" "$t") \
+		</dev/null >"$fifo" 2>&1 &
+	tpid=$!
+	set +m
+	# Live output, prefixed; the raw copy is parsed for subtest results.
+	tee "$log" <"$fifo" | ktap_prefix &
+	rpid=$!
+	wait "$tpid"
+	rc=$?
+	if kill -0 -- "-$tpid" 2>/dev/null; then
+		echo "# $name: killing processes it left behind"
+		kill -TERM -- "-$tpid" 2>/dev/null
+		wait_for 5 eval "! kill -0 -- -$tpid 2>/dev/null"
+		kill -KILL -- "-$tpid" 2>/dev/null
+	fi
+	wait "$rpid"
+	rm -f "$fifo"
+	secs=$((($(now_ms) - start) / 1000))
+
+	# Subtest results at the test's own top level (no indentation).
+	read -r sp sf ss < <(awk '
+		/^ok [0-9]+/ { if ($0 ~ /# [Ss][Kk][Ii][Pp]/) s++; else p++ }
+		/^not ok [0-9]+/ { f++ }
+		/^1\.\.0 # SKIP/ { s++ }
+		END { print p + 0, f + 0, s + 0 }' "$log")
+	passed=$((passed + sp))
+	failed=$((failed + sf))
+	skipped=$((skipped + ss))
+
+	timed_out=0
+	if ((rc == 124 || (rc == 137 && secs >= limit))); then
+		timed_out=1
+	fi
+	if ((rc == 0)); then
+		echo "ok $num $name"
+	elif ((rc == KSFT_SKIP)); then
+		echo "ok $num $name # SKIP"
+	elif ((timed_out)); then
+		echo "not ok $num $name # TIMEOUT ${limit} seconds"
+	else
+		echo "not ok $num $name # exit=$rc"
+	fi
+	if ((rc != 0 && rc != KSFT_SKIP && sf == 0)); then
+		failed=$((failed + 1))
+	fi
+	echo "# $name: ${secs}s"
+done
+
+# ---------------------------------------------------------------- teardown
+
+dmesg_mark teardown
+teardown_out=$(rig_teardown 2>&1)
+teardown_rc=$?
+if [[ -n $teardown_out ]]; then
+	ktap_diag "$teardown_out"
+fi
+if ((teardown_rc)); then
+	ktap_diag "rig teardown left things behind"
+	failed=$((failed + 1))
+fi
+if ! splat=$(dmesg_check); then
+	ktap_diag "kernel problems during teardown:"
+	ktap_diag "$splat"
+	failed=$((failed + 1))
+fi
+
+ktap_diag "total time $((($(now_ms) - suite_start) / 1000))s"
+echo "$passed passed, $failed failed, $skipped skipped"
+((failed == 0))
