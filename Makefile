@@ -34,7 +34,7 @@ SOURCES    = $(filter-out %.mod.c,$(wildcard drivers/nvme/host/xrdma/*.[ch]))
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
-	bench install uninstall headers
+	bench soak install uninstall headers
 
 all: modules
 
@@ -89,6 +89,11 @@ check: check-build checkpatch selftests
 
 demo: modules
 	tools/vm/run -- tools/demo
+
+# the long soak: 200 connect/disconnect cycles, 50 resets under I/O
+soak: modules
+	XRDMA_SOAK_CYCLES=200 XRDMA_SOAK_RESETS=50 tools/vm/run --timeout 5400 \
+		-- selftests/run_selftests.sh xrdma/test_soak.sh
 
 bench: modules
 	tools/vm/run --timeout 3000 -- tools/bench

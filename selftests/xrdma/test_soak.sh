@@ -1,0 +1,139 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Soak: many connect/disconnect cycles, then many controller resets under
+# verified I/O.  Afterwards RDMA resources, module references and kernel
+# slab memory must be back at their baseline.  "make check" runs a short
+# soak; "make soak" the long one (XRDMA_SOAK_CYCLES=200,
+# XRDMA_SOAK_RESETS=50).
+# timeout=3600
+
+set -u
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../lib/ktap.sh
+. "$DIR/../lib/ktap.sh"
+# shellcheck source=../lib/env.sh
+. "$DIR/../lib/env.sh"
+# shellcheck source=../lib/leak.sh
+. "$DIR/../lib/leak.sh"
+# shellcheck source=../lib/nvme.sh
+. "$DIR/../lib/nvme.sh"
+# shellcheck source=../lib/rig.sh
+. "$DIR/../lib/rig.sh"
+
+readonly TR=xrdma
+readonly CYCLES=${XRDMA_SOAK_CYCLES:-20}
+readonly RESETS=${XRDMA_SOAK_RESETS:-10}
+# unreclaimable slab may move a little for reasons of its own
+readonly SLAB_SLACK_KB=${XRDMA_SOAK_SLAB_SLACK_KB:-2048}
+CTRL=
+FIO_PID=
+
+cleanup() {
+	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
+	nvme_delete_ctrls "$TR"
+	rig_release
+	env_cleanup
+	leak_cleanup
+}
+trap cleanup EXIT
+
+ktap_header
+require_root
+require_vm
+require_cmd nvme rdma fio
+require_module dummy rdma_rxe null_blk nvmet_rdma nvme_xrdma
+
+ktap_quiet rig_acquire || ktap_bail "rig setup failed"
+make_test_tmp
+ktap_plan 5
+
+slab_kb() {
+	echo 3 >/proc/sys/vm/drop_caches
+	awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo
+}
+
+# warm up once so caches the first connect creates are in the baseline
+ktap_quiet nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_NULL"
+ktap_quiet nvme_delete_ctrls "$TR"
+leak_snapshot
+SLAB0=$(slab_kb)
+dmesg_mark
+
+t_cycles() {
+	local i c t0
+	t0=$(now_ms)
+	for ((i = 1; i <= CYCLES; i++)); do
+		nvme connect -t "$TR" -a "$RIG_IP4" -s "$RIG_TRSVCID" \
+			-n "$RIG_NQN_NULL" --hostnqn="$NVME_HOSTNQN" \
+			--hostid="$NVME_HOSTID" >/dev/null || {
+			echo "connect $i failed"
+			return 1
+		}
+		c=$(nvme_find_ctrl "$RIG_NQN_NULL" "$TR") || return 1
+		nvme disconnect -d "$c" >/dev/null || {
+			echo "disconnect $i failed"
+			return 1
+		}
+		wait_for 30 nvme_ctrl_gone "$c" || return 1
+	done
+	echo "$CYCLES cycles in $(($(now_ms) - t0)) ms"
+}
+
+t_resets() {
+	local i rc=0 dev t0
+	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_RAM" || return 1
+	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR") || return 1
+	nvme_wait_state "$CTRL" live || return 1
+	dev=$(nvme_wait_ns "$CTRL") || return 1
+	fio --name=soak --filename="$dev" --direct=1 --ioengine=libaio \
+		--rw=randwrite --bsrange=4k-64k --iodepth=16 --size=16M \
+		--loops=100000 --verify=crc32c --verify_backlog=256 \
+		--verify_fatal=1 >"$TEST_TMP/soak.fio" 2>&1 &
+	FIO_PID=$!
+	t0=$(now_ms)
+	for ((i = 1; i <= RESETS; i++)); do
+		sleep 1
+		echo 1 >"/sys/class/nvme/$CTRL/reset_controller" || rc=1
+		nvme_wait_state "$CTRL" live 60 || {
+			echo "reset $i: not live again"
+			rc=1
+			break
+		}
+		kill -0 "$FIO_PID" 2>/dev/null || {
+			echo "fio stopped at reset $i"
+			rc=1
+			break
+		}
+	done
+	echo "$RESETS resets in $(($(now_ms) - t0)) ms"
+	kill -INT "$FIO_PID" 2>/dev/null
+	wait_for 120 eval "! kill -0 $FIO_PID 2>/dev/null" || {
+		echo "fio hung"
+		rc=1
+	}
+	FIO_PID=
+	if grep -qE 'verify: bad|crc32c: verify failed|err= *[1-9]' \
+		"$TEST_TMP/soak.fio"; then
+		tail -n 20 "$TEST_TMP/soak.fio"
+		rc=1
+	fi
+	nvme_disconnect "$CTRL" || rc=1
+	CTRL=
+	return "$rc"
+}
+
+t_slab() {
+	local now
+	wait_for 30 leak_same >/dev/null
+	now=$(slab_kb)
+	echo "unreclaimable slab: ${SLAB0} kB before, ${now} kB after"
+	((now - SLAB0 <= SLAB_SLACK_KB))
+}
+
+ktap_run "$CYCLES connect/disconnect cycles" t_cycles
+ktap_run "$RESETS controller resets under verified I/O" t_resets
+ktap_run "RDMA resources and module refs back to baseline" leak_check
+ktap_run "kernel slab back to its baseline" t_slab
+ktap_run "no kernel warnings, oopses or new taint" dmesg_check
+ktap_finish

@@ -1,0 +1,172 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The target misbehaves under a connected xrdma controller: its port is
+# removed and re-added while verified I/O runs, the namespace is disabled
+# and enabled again, and nvmet-rdma is unloaded and reloaded.  Each time
+# the controller must recover on its own (reconnect_delay 1 s), I/O must
+# resume with intact data, and nothing may hang or leak.
+# timeout=1200
+
+set -u
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../lib/ktap.sh
+. "$DIR/../lib/ktap.sh"
+# shellcheck source=../lib/env.sh
+. "$DIR/../lib/env.sh"
+# shellcheck source=../lib/leak.sh
+. "$DIR/../lib/leak.sh"
+# shellcheck source=../lib/nvme.sh
+. "$DIR/../lib/nvme.sh"
+# shellcheck source=../lib/rig.sh
+. "$DIR/../lib/rig.sh"
+
+readonly TR=xrdma
+CTRL=
+DEV=
+FIO_PID=
+
+# put the rig's port back the way rig_setup left it
+port_up() {
+	rig_link "$RIG_PORT" "$RIG_NQN_NULL" && rig_link "$RIG_PORT" "$RIG_NQN_RAM"
+}
+
+port_down() {
+	rig_unlink "$RIG_PORT" "$RIG_NQN_NULL"
+	rig_unlink "$RIG_PORT" "$RIG_NQN_RAM"
+}
+
+cleanup() {
+	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
+	modprobe nvmet_rdma 2>/dev/null
+	port_up >/dev/null 2>&1
+	echo 1 >"$RIG_NVMET/subsystems/$RIG_NQN_RAM/namespaces/1/enable" 2>/dev/null
+	nvme_delete_ctrls "$TR"
+	rig_release
+	env_cleanup
+	leak_cleanup
+}
+trap cleanup EXIT
+
+ktap_header
+require_root
+require_vm
+require_cmd nvme rdma fio
+require_module dummy rdma_rxe null_blk nvmet_rdma nvme_xrdma
+
+ktap_quiet rig_acquire || ktap_bail "rig setup failed"
+make_test_tmp
+ktap_plan 8
+leak_snapshot
+dmesg_mark
+
+# vio NAME OFFSET: a short verified write+read pass.
+vio() {
+	fio --name="$1" --filename="$DEV" --direct=1 --ioengine=libaio \
+		--rw=randwrite --bsrange=4k-64k --iodepth=16 --size=8M \
+		--offset="$2" --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		>"$TEST_TMP/$1.fio" 2>&1 || {
+		tail -n 20 "$TEST_TMP/$1.fio"
+		return 1
+	}
+	grep 'err=' "$TEST_TMP/$1.fio" | head -n 1
+}
+
+# timed_live WHAT: wait for LIVE again, report how long it took.
+timed_live() {
+	local t0
+	t0=$(now_ms)
+	nvme_wait_state "$CTRL" live 120 || return 1
+	echo "$1: live again after $(($(now_ms) - t0)) ms"
+}
+
+t_connect() {
+	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_RAM" -c 1 -l 300 -k 5 ||
+		return 1
+	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$RIG_IP4") || return 1
+	nvme_wait_state "$CTRL" live || return 1
+	DEV=$(nvme_wait_ns "$CTRL")
+}
+
+t_port_bounce() {
+	local rc=0
+	# writes with verification keep running across the outage
+	fio --name=bounce --filename="$DEV" --direct=1 --ioengine=libaio \
+		--rw=randwrite --bsrange=4k-64k --iodepth=16 --size=16M \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --loops=4 \
+		>"$TEST_TMP/bounce.fio" 2>&1 &
+	FIO_PID=$!
+	sleep 3
+	port_down
+	wait_for 30 eval "! nvme_state_is $CTRL live" || {
+		echo "controller did not notice the port going away"
+		rc=1
+	}
+	echo "controller $(nvme_ctrl_state "$CTRL") with the port gone"
+	sleep 3
+	port_up || rc=1
+	timed_live "port re-added" || rc=1
+	if ! wait_for 300 eval "! kill -0 $FIO_PID 2>/dev/null"; then
+		echo "fio hung after the port came back"
+		rc=1
+	fi
+	wait "$FIO_PID" || {
+		tail -n 20 "$TEST_TMP/bounce.fio"
+		rc=1
+	}
+	FIO_PID=
+	return "$rc"
+}
+
+t_ns_toggle() {
+	local ns=$RIG_NVMET/subsystems/$RIG_NQN_RAM/namespaces/1
+	echo 0 >"$ns/enable" || return 1
+	sleep 2
+	echo 1 >"$ns/enable" || return 1
+	# the controller stays (or comes back) live, the namespace returns
+	timed_live "namespace re-enabled" || return 1
+	DEV=$(nvme_wait_ns "$CTRL" 60) || return 1
+	vio ns 32M
+}
+
+t_target_reload() {
+	local rc=0
+	port_down
+	wait_for 30 eval "! nvme_state_is $CTRL live" || rc=1
+	# nothing holds nvmet-rdma once its port is disabled
+	wait_for 30 modprobe -r nvmet_rdma || {
+		echo "cannot unload nvmet_rdma"
+		return 1
+	}
+	sleep 2
+	modprobe nvmet_rdma || return 1
+	port_up || return 1
+	timed_live "nvmet-rdma reloaded" || rc=1
+	DEV=$(nvme_wait_ns "$CTRL" 60) || rc=1
+	vio reload 48M || rc=1
+	return "$rc"
+}
+
+t_counted() {
+	local rec rej
+	rec=$(cat "/sys/class/nvme/$CTRL/xrdma/recoveries")
+	rej=$(awk '$1 == "rejects" { print $2 }' \
+		"/sys/kernel/debug/nvme-xrdma/$CTRL/stats")
+	echo "recoveries $rec, rejected connects $rej"
+	((rec >= 2))
+}
+
+t_disconnect() {
+	nvme_disconnect "$CTRL" || return 1
+	CTRL=
+}
+
+ktap_run "connect with reconnect_delay 1" t_connect
+ktap_run "port removed and re-added under verified I/O" t_port_bounce
+ktap_run "namespace disabled and re-enabled" t_ns_toggle
+ktap_run "nvmet-rdma unloaded and reloaded" t_target_reload
+ktap_run "recoveries and rejects counted" t_counted
+ktap_run "nvme disconnect" t_disconnect
+ktap_run "RDMA resources and module refs back to baseline" leak_check
+ktap_run "no kernel warnings, oopses or new taint" dmesg_check
+ktap_finish
