@@ -34,7 +34,7 @@ SOURCES    = $(filter-out %.mod.c,$(wildcard drivers/nvme/host/xrdma/*.[ch]))
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
-	bench soak install uninstall headers
+	bench soak lint install uninstall headers
 
 all: modules
 
@@ -82,10 +82,19 @@ checkpatch: headers
 	@$(KHDR)/scripts/checkpatch.pl --no-tree --strict --show-types \
 		--quiet -f $(SOURCES) && echo "checkpatch: clean"
 
+# shell scripts and the reStructuredText documents
+lint:
+	shellcheck -x tools/setup tools/demo tools/vm/run tools/vm/init \
+		tools/build/* selftests/run_selftests.sh selftests/rig \
+		selftests/*/test_*.sh
+	@for f in $$(find Documentation -name '*.rst'); do \
+		rst2html --strict --report=2 $$f >/dev/null || exit 1; done
+	@echo "lint: shellcheck and rst clean"
+
 selftests: modules
 	tools/vm/run -- selftests/run_selftests.sh
 
-check: check-build checkpatch selftests
+check: check-build checkpatch lint selftests
 
 demo: modules
 	tools/vm/run -- tools/demo
