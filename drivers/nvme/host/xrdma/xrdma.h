@@ -237,7 +237,7 @@ struct xrdma_request {
  * @use_inline: the target accepts in-capsule data
  * @stale_retries: stale-connection rejects retried (lifetime)
  * @recoveries: error recoveries started (lifetime)
- * @reconnect_attempts: reconnect attempts made (lifetime)
+ * @reconnect_attempts: failed connect attempts after the first (lifetime)
  * @rejects: connect requests the target rejected (lifetime)
  * @debugfs: this controller's debugfs directory
  */
