@@ -6,6 +6,11 @@
 # controller must recover (error recovery and reconnect, counted), no
 # I/O may hang, every acknowledged write must read back intact, and the
 # time from the last "link up" to LIVE is reported.
+#
+# Not in "make check" yet ("make faults" runs it): on rdma_rxe, once the
+# link went down with I/O in flight, every later connect request of the
+# recovering controller times out waiting for the target's reply, while a
+# fresh connect after an idle flap works.  Under investigation.
 # timeout=1200
 
 set -u
