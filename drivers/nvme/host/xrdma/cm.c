@@ -180,6 +180,29 @@ static int xrdma_cm_request(struct xrdma_queue *queue)
 	return rdma_connect(queue->cm_id, &param);
 }
 
+/*
+ * Send no connect request through a port that is down: on rdma_rxe a
+ * request posted then can wedge the CM's send queue for good.  The next
+ * attempt, reconnect_delay later, looks again.
+ */
+static int xrdma_cm_port_active(struct xrdma_queue *queue)
+{
+	struct ib_port_attr attr;
+	int ret;
+
+	ret = ib_query_port(queue->cm_id->device, queue->cm_id->port_num,
+			    &attr);
+	if (ret)
+		return ret;
+	if (attr.state == IB_PORT_ACTIVE)
+		return 0;
+	dev_info(queue->ctrl->ctrl.device,
+		 "queue %d: %s port %u is not active (state %d), not connecting now\n",
+		 queue->qid, dev_name(&queue->cm_id->device->dev),
+		 queue->cm_id->port_num, attr.state);
+	return -ENETDOWN;
+}
+
 /**
  * xrdma_cm_connect() - connect a queue: CM id, QP and rings, RC connection
  * @queue: queue with ctrl, qid and size set
@@ -223,6 +246,10 @@ int xrdma_cm_connect(struct xrdma_queue *queue)
 			queue->qid, &ctrl->addr, ret);
 		goto out_destroy_id;
 	}
+
+	ret = xrdma_cm_port_active(queue);
+	if (ret)
+		goto out_destroy_id;
 
 	ret = xrdma_queue_create_ib(queue);
 	if (ret)
