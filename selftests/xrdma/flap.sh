@@ -26,7 +26,8 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=../lib/rig.sh
 . "$DIR/../lib/rig.sh"
 
-readonly TR=xrdma
+# XRDMA_FLAP_TR=rdma runs the same storm against the in-kernel host
+readonly TR=${XRDMA_FLAP_TR:-xrdma}
 readonly FLAPS=${XRDMA_FLAPS:-20}
 CTRL=
 DEV=
@@ -48,7 +49,7 @@ ktap_header
 require_root
 require_vm
 require_cmd nvme rdma fio ip
-require_module dummy rdma_rxe null_blk nvmet_rdma nvme_xrdma
+require_module dummy rdma_rxe null_blk nvmet_rdma "nvme_$TR"
 
 ktap_quiet rig_acquire || ktap_bail "rig setup failed"
 make_test_tmp
@@ -98,9 +99,10 @@ t_recovered() {
 		return 1
 	}
 	ms=$(($(now_ms) - t0))
+	echo "live ${ms} ms after the last link up"
+	[[ $TR == xrdma ]] || return 0
 	rec=$(cat "/sys/class/nvme/$CTRL/xrdma/recoveries")
-	echo "live ${ms} ms after the last link up; $rec recoveries," \
-		"$(cat "/sys/class/nvme/$CTRL/xrdma/reconnects") reconnects pending"
+	echo "$rec recoveries"
 	((rec > 0)) || {
 		echo "no error recovery ran: the flaps were not noticed"
 		return 1
