@@ -96,6 +96,9 @@ t_recovered() {
 	t0=$(now_ms)
 	nvme_wait_state "$CTRL" live 120 || {
 		echo "controller $CTRL is $(nvme_ctrl_state "$CTRL")"
+		# fail the queued I/O so the rest of the test ends quickly
+		nvme_delete_ctrls "$TR"
+		CTRL=
 		return 1
 	}
 	ms=$(($(now_ms) - t0))
@@ -129,6 +132,7 @@ t_fio_done() {
 }
 
 t_verify_all() {
+	ktap_require CTRL "controller gone" || return
 	# write a known pattern after the storm and read it all back
 	fio --name=after --filename="$DEV" --direct=1 --ioengine=libaio \
 		--rw=write --bs=128k --iodepth=8 --size=32M --verify=crc32c \
