@@ -15,16 +15,8 @@
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/ktap.sh
-. "$DIR/../lib/ktap.sh"
-# shellcheck source=../lib/env.sh
-. "$DIR/../lib/env.sh"
-# shellcheck source=../lib/leak.sh
-. "$DIR/../lib/leak.sh"
-# shellcheck source=../lib/nvme.sh
-. "$DIR/../lib/nvme.sh"
-# shellcheck source=../lib/rig.sh
-. "$DIR/../lib/rig.sh"
+# shellcheck source=../lib/xrdma_test.sh
+. "$DIR/../lib/xrdma_test.sh"
 
 # XRDMA_FLAP_TR=rdma runs the same storm against the in-kernel host
 readonly TR=${XRDMA_FLAP_TR:-xrdma}
@@ -38,24 +30,13 @@ cleanup() {
 	ip link set "$RIG_NETDEV" up 2>/dev/null
 	# addresses and GIDs back as the rig had them, for the next test
 	rig_setup_net >/dev/null 2>&1
-	nvme_delete_ctrls "$TR"
-	rig_release
-	env_cleanup
-	leak_cleanup
+	test_end "$TR"
 }
 trap cleanup EXIT
 
-ktap_header
-require_root
-require_vm
-require_cmd nvme rdma fio ip
-require_module dummy rdma_rxe null_blk nvmet_rdma "nvme_$TR"
-
-ktap_quiet rig_acquire || ktap_bail "rig setup failed"
-make_test_tmp
-ktap_plan 7
-leak_snapshot
-dmesg_mark
+TEST_CMDS="ip"
+TEST_MODULES="nvme_$TR"
+test_begin 7
 
 t_connect() {
 	# reconnect every second, give up only after 5 minutes

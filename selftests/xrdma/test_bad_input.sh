@@ -8,42 +8,21 @@
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/ktap.sh
-. "$DIR/../lib/ktap.sh"
-# shellcheck source=../lib/env.sh
-. "$DIR/../lib/env.sh"
-# shellcheck source=../lib/leak.sh
-. "$DIR/../lib/leak.sh"
-# shellcheck source=../lib/nvme.sh
-. "$DIR/../lib/nvme.sh"
-# shellcheck source=../lib/rig.sh
-. "$DIR/../lib/rig.sh"
+# shellcheck source=../lib/xrdma_test.sh
+. "$DIR/../lib/xrdma_test.sh"
 
 readonly TR=xrdma
 readonly NQN_CLOSED=nqn.2026-11.io.xrdma:closed
 
 cleanup() {
-	nvme_delete_ctrls "$TR"
 	rig_del_subsys "$NQN_CLOSED" >/dev/null 2>&1
 	rig_del_port 7 >/dev/null 2>&1
 	rig_del_port 8 >/dev/null 2>&1
-	rig_release
-	env_cleanup
-	leak_cleanup
+	test_end "$TR"
 }
 trap cleanup EXIT
 
-ktap_header
-require_root
-require_vm
-require_cmd nvme rdma
-require_module dummy rdma_rxe null_blk nvmet_rdma nvme_xrdma
-
-ktap_quiet rig_acquire || ktap_bail "rig setup failed"
-ktap_quiet nvme_fabrics_load || ktap_bail "no /dev/nvme-fabrics"
-ktap_plan 15
-leak_snapshot
-dmesg_mark
+test_begin 15
 
 # try OPTIONS: write a connect request; print the error, status 0 if the
 # controller was created.

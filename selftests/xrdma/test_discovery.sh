@@ -9,41 +9,21 @@
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/ktap.sh
-. "$DIR/../lib/ktap.sh"
-# shellcheck source=../lib/env.sh
-. "$DIR/../lib/env.sh"
-# shellcheck source=../lib/leak.sh
-. "$DIR/../lib/leak.sh"
-# shellcheck source=../lib/nvme.sh
-. "$DIR/../lib/nvme.sh"
-# shellcheck source=../lib/rig.sh
-. "$DIR/../lib/rig.sh"
+# shellcheck source=../lib/xrdma_test.sh
+. "$DIR/../lib/xrdma_test.sh"
 
 X_CTRL=
 R_CTRL=
 
 cleanup() {
-	nvme_delete_ctrls xrdma rdma
 	rig_del_rdma_subsys >/dev/null 2>&1
-	rig_release
-	env_cleanup
-	leak_cleanup
+	test_end xrdma rdma
 }
 trap cleanup EXIT
 
-ktap_header
-require_root
-require_vm
-require_cmd nvme rdma fio
-require_module dummy rdma_rxe null_blk nvmet_rdma nvme_rdma nvme_xrdma
-
-ktap_quiet rig_acquire || ktap_bail "rig setup failed"
-ktap_quiet nvme_fabrics_load || ktap_bail "no /dev/nvme-fabrics"
+TEST_MODULES="nvme_rdma nvme_xrdma"
+test_begin 8
 ktap_quiet rig_add_rdma_subsys || ktap_bail "cannot add the nvme-rdma subsystem"
-ktap_plan 8
-leak_snapshot
-dmesg_mark
 
 t_discover() {
 	local out rc=0 nqn

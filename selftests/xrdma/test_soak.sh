@@ -10,16 +10,8 @@
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/ktap.sh
-. "$DIR/../lib/ktap.sh"
-# shellcheck source=../lib/env.sh
-. "$DIR/../lib/env.sh"
-# shellcheck source=../lib/leak.sh
-. "$DIR/../lib/leak.sh"
-# shellcheck source=../lib/nvme.sh
-. "$DIR/../lib/nvme.sh"
-# shellcheck source=../lib/rig.sh
-. "$DIR/../lib/rig.sh"
+# shellcheck source=../lib/xrdma_test.sh
+. "$DIR/../lib/xrdma_test.sh"
 
 readonly TR=xrdma
 readonly CYCLES=${XRDMA_SOAK_CYCLES:-20}
@@ -31,22 +23,11 @@ FIO_PID=
 
 cleanup() {
 	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
-	nvme_delete_ctrls "$TR"
-	rig_release
-	env_cleanup
-	leak_cleanup
+	test_end "$TR"
 }
 trap cleanup EXIT
 
-ktap_header
-require_root
-require_vm
-require_cmd nvme rdma fio
-require_module dummy rdma_rxe null_blk nvmet_rdma nvme_xrdma
-
-ktap_quiet rig_acquire || ktap_bail "rig setup failed"
-make_test_tmp
-ktap_plan 5
+test_begin 5
 
 slab_kb() {
 	echo 3 >/proc/sys/vm/drop_caches

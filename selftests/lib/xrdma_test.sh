@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# The common frame of an xrdma selftest (sourced, not run): all libs, and
+#
+#   test_begin PLAN   KTAP header; skip (exit 4) unless root in the test
+#                     VM with the commands in TEST_CMDS and the modules in
+#                     TEST_MODULES; the rig up, /dev/nvme-fabrics, a
+#                     scratch dir; then the plan, the leak snapshot and
+#                     the dmesg mark every test ends by checking against
+#   test_end TR...    the end of a test's EXIT trap: delete leftover
+#                     controllers of the transports, release the rig,
+#                     remove scratch state
+
+TEST_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=ktap.sh
+. "$TEST_LIB/ktap.sh"
+# shellcheck source=env.sh
+. "$TEST_LIB/env.sh"
+# shellcheck source=leak.sh
+. "$TEST_LIB/leak.sh"
+# shellcheck source=nvme.sh
+. "$TEST_LIB/nvme.sh"
+# shellcheck source=rig.sh
+. "$TEST_LIB/rig.sh"
+
+TEST_CMDS=${TEST_CMDS:-}
+TEST_MODULES=${TEST_MODULES:-nvme_xrdma}
+
+test_begin() {
+	ktap_header
+	require_root
+	require_vm
+	# shellcheck disable=SC2086 # word lists on purpose
+	require_cmd nvme rdma fio $TEST_CMDS
+	# shellcheck disable=SC2086
+	require_module dummy rdma_rxe null_blk nvmet_rdma $TEST_MODULES
+
+	ktap_quiet rig_acquire || ktap_bail "rig setup failed"
+	ktap_quiet nvme_fabrics_load || ktap_bail "no /dev/nvme-fabrics"
+	make_test_tmp
+	ktap_plan "$1"
+	leak_snapshot
+	dmesg_mark
+}
+
+test_end() {
+	nvme_delete_ctrls "$@"
+	rig_release
+	env_cleanup
+	leak_cleanup
+}
