@@ -10,7 +10,10 @@
 # Not in "make check" yet ("make faults" runs it): on rdma_rxe, once the
 # link went down with I/O in flight, every later connect request of the
 # recovering controller times out waiting for the target's reply, while a
-# fresh connect after an idle flap works.  Under investigation.
+# fresh connect after an idle flap works.  The in-kernel nvme-rdma host
+# (XRDMA_FLAP_TR=rdma) fares worse in the same storm: its first reconnect
+# never returns (its CM wait has no timeout).  So the cause lies below
+# the transports (rxe or the CM); under investigation.
 # timeout=1200
 
 set -u
