@@ -34,11 +34,17 @@ slab_kb() {
 	awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo
 }
 
+# bytes in use per slab cache, "name bytes" lines
+slab_caches() {
+	awk 'NR > 2 { print $1, $2 * $4 }' /proc/slabinfo | sort
+}
+
 # warm up once so caches the first connect creates are in the baseline
 ktap_quiet nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_NULL"
 ktap_quiet nvme_delete_ctrls "$TR"
 leak_snapshot
 SLAB0=$(slab_kb)
+slab_caches >"$TEST_TMP/slab0"
 dmesg_mark
 
 t_cycles() {
@@ -109,6 +115,10 @@ t_slab() {
 	wait_for 30 leak_same >/dev/null
 	now=$(slab_kb)
 	echo "unreclaimable slab: ${SLAB0} kB before, ${now} kB after"
+	echo "caches that grew most (kB):"
+	slab_caches | join "$TEST_TMP/slab0" - |
+		awk '$3 > $2 { printf "  %-28s %+d\n", $1, ($3 - $2) / 1024 }' |
+		sort -k2 -nr | head -n 8
 	((now - SLAB0 <= SLAB_SLACK_KB))
 }
 
