@@ -117,8 +117,8 @@ t_slab() {
 	echo "unreclaimable slab: ${SLAB0} kB before, ${now} kB after"
 	echo "caches that grew most (kB):"
 	slab_caches | join "$TEST_TMP/slab0" - |
-		awk '$3 > $2 { printf "  %-28s %+d\n", $1, ($3 - $2) / 1024 }' |
-		sort -k2 -nr | head -n 8
+		awk '$3 > $2 { printf "%d %s\n", ($3 - $2) / 1024, $1 }' |
+		sort -nr | head -n 8 | awk '{ printf "  %-28s +%d\n", $2, $1 }'
 	((now - SLAB0 <= SLAB_SLACK_KB))
 }
 
