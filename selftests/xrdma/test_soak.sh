@@ -13,7 +13,8 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=../lib/xrdma_test.sh
 . "$DIR/../lib/xrdma_test.sh"
 
-readonly TR=xrdma
+# XRDMA_SOAK_TR=rdma soaks the in-kernel host the same way, for comparison
+readonly TR=${XRDMA_SOAK_TR:-xrdma}
 readonly CYCLES=${XRDMA_SOAK_CYCLES:-20}
 readonly RESETS=${XRDMA_SOAK_RESETS:-10}
 # unreclaimable slab may move a little for reasons of its own
@@ -27,6 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+TEST_MODULES="nvme_$TR"
 test_begin 5
 
 slab_kb() {
