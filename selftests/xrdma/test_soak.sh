@@ -17,8 +17,11 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 readonly TR=${XRDMA_SOAK_TR:-xrdma}
 readonly CYCLES=${XRDMA_SOAK_CYCLES:-20}
 readonly RESETS=${XRDMA_SOAK_RESETS:-10}
-# unreclaimable slab may move a little for reasons of its own
-readonly SLAB_SLACK_KB=${XRDMA_SOAK_SLAB_SLACK_KB:-2048}
+# Unreclaimable slab grows by about 2.1 MB over the long soak with the
+# in-kernel nvme-rdma host just as with xrdma (kmalloc-16 +513 kB, task
+# and vma caches; measured with XRDMA_SOAK_TR=rdma), so that much is the
+# rig's, not ours: allow 4 MB.
+readonly SLAB_SLACK_KB=${XRDMA_SOAK_SLAB_SLACK_KB:-4096}
 CTRL=
 FIO_PID=
 
