@@ -8,9 +8,11 @@
 #                     TEST_MODULES; the rig up, /dev/nvme-fabrics, a
 #                     scratch dir; then the plan, the leak snapshot and
 #                     the dmesg mark every test ends by checking against
-#   test_end TR...    the end of a test's EXIT trap: delete leftover
-#                     controllers of the transports, release the rig,
-#                     remove scratch state
+#   test_end TR...    the end of a test's EXIT trap: stop a background
+#                     fio ($FIO_PID), delete leftover controllers of the
+#                     transports, release the rig, remove scratch state
+#   fio_wait SECONDS  wait, bounded, for the background fio to end;
+#                     status 1 if it is still running
 
 TEST_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=ktap.sh
@@ -44,7 +46,20 @@ test_begin() {
 	dmesg_mark
 }
 
+FIO_PID=
+
+fio_running() {
+	[[ -n $FIO_PID ]] && kill -0 "$FIO_PID" 2>/dev/null
+}
+
+fio_wait() {
+	wait_for "$1" eval '! fio_running' && return 0
+	echo "fio (pid $FIO_PID) still running after $1 s"
+	return 1
+}
+
 test_end() {
+	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
 	nvme_delete_ctrls "$@"
 	rig_release
 	env_cleanup

@@ -26,10 +26,8 @@ readonly TR=${XRDMA_FLAP_TR:-xrdma}
 readonly FLAPS=${XRDMA_FLAPS:-20}
 CTRL=
 DEV=
-FIO_PID=
 
 cleanup() {
-	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
 	ip link set "$RIG_NETDEV" up 2>/dev/null
 	# addresses and GIDs back as the rig had them, for the next test
 	rig_setup_net >/dev/null 2>&1
@@ -65,7 +63,7 @@ t_flaps() {
 		sleep 1.5
 		ip link set "$RIG_NETDEV" up || rc=1
 		sleep 3
-		kill -0 "$FIO_PID" 2>/dev/null || {
+		fio_running || {
 			echo "fio ended during flap $i"
 			rc=1
 			break
@@ -99,7 +97,7 @@ t_recovered() {
 t_fio_done() {
 	# stop the writer at a loop boundary and let it verify what it wrote
 	kill -INT "$FIO_PID" 2>/dev/null
-	if ! wait_for 180 eval "! kill -0 $FIO_PID 2>/dev/null"; then
+	if ! fio_wait 180; then
 		echo "fio hung"
 		kill -9 "$FIO_PID"
 		FIO_PID=

@@ -23,13 +23,8 @@ readonly RESETS=${XRDMA_SOAK_RESETS:-10}
 # rig's, not ours: allow 4 MB.
 readonly SLAB_SLACK_KB=${XRDMA_SOAK_SLAB_SLACK_KB:-4096}
 CTRL=
-FIO_PID=
 
-cleanup() {
-	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
-	test_end "$TR"
-}
-trap cleanup EXIT
+trap 'test_end "$TR"' EXIT
 
 TEST_MODULES="nvme_$TR"
 test_begin 5
@@ -92,7 +87,7 @@ t_resets() {
 			rc=1
 			break
 		}
-		kill -0 "$FIO_PID" 2>/dev/null || {
+		fio_running || {
 			echo "fio stopped at reset $i"
 			rc=1
 			break
@@ -100,7 +95,7 @@ t_resets() {
 	done
 	echo "$RESETS resets in $(($(now_ms) - t0)) ms"
 	kill -INT "$FIO_PID" 2>/dev/null
-	wait_for 120 eval "! kill -0 $FIO_PID 2>/dev/null" || {
+	fio_wait 120 || {
 		echo "fio hung"
 		rc=1
 	}

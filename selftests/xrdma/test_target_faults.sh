@@ -16,7 +16,6 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 readonly TR=xrdma
 CTRL=
 DEV=
-FIO_PID=
 
 # put the rig's port back the way rig_setup left it
 port_up() {
@@ -29,7 +28,6 @@ port_down() {
 }
 
 cleanup() {
-	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
 	modprobe nvmet_rdma 2>/dev/null
 	port_up >/dev/null 2>&1
 	echo 1 >"$RIG_NVMET/subsystems/$RIG_NQN_RAM/namespaces/1/enable" 2>/dev/null
@@ -85,7 +83,7 @@ t_port_bounce() {
 	sleep 3
 	port_up || rc=1
 	timed_live "port re-added" || rc=1
-	if ! wait_for 300 eval "! kill -0 $FIO_PID 2>/dev/null"; then
+	if ! fio_wait 300; then
 		echo "fio hung after the port came back"
 		rc=1
 	fi

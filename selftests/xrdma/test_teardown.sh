@@ -15,13 +15,8 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
 readonly TR=xrdma
 CTRL=
-FIO_PID=
 
-cleanup() {
-	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
-	test_end "$TR"
-}
-trap cleanup EXIT
+trap 'test_end "$TR"' EXIT
 
 test_begin 8
 
@@ -101,7 +96,7 @@ t_link_delete() {
 		rc=1
 	}
 	echo "controller removed $(($(now_ms) - start)) ms after link delete"
-	if ! wait_for 60 eval "! kill -0 $FIO_PID 2>/dev/null"; then
+	if ! fio_wait 60; then
 		echo "fio still blocked 60 s after the device went away"
 		rc=1
 	fi

@@ -383,15 +383,9 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
 	queue->crqsize = 0;
 	xrdma_queue_pend_reset(queue);
 	init_completion(&queue->cm_done);
-	if (qid) {
-		queue->cmnd_capsule_len = ctrl->ctrl.ioccsz * 16;
-		queue->inline_size = ctrl->use_inline ?
-			queue->cmnd_capsule_len - sizeof(struct nvme_command) :
-			0;
-	} else {
-		queue->cmnd_capsule_len = sizeof(struct nvme_command);
-		queue->inline_size = 0;
-	}
+	/* in-capsule data: I/O queues only, what IOCCSZ leaves after the SQE */
+	queue->inline_size = qid && ctrl->use_inline ?
+		ctrl->ctrl.ioccsz * 16 - sizeof(struct nvme_command) : 0;
 
 	for (;;) {
 		ret = xrdma_cm_connect(queue);

@@ -100,7 +100,6 @@ enum xrdma_queue_flags {
  * @qid: NVMe queue id (0 = admin)
  * @flags: enum xrdma_queue_flags
  * @size: entries in the command and response rings (queue depth)
- * @cmnd_capsule_len: largest command capsule the target accepts
  * @inline_size: in-capsule data bytes usable on this queue (0 = none)
  * @cm_id: rdma_cm identifier
  * @cm_done: completes when the awaited CM event arrived
@@ -133,7 +132,6 @@ struct xrdma_queue {
 	u16			qid;
 	unsigned long		flags;
 	u32			size;
-	u32			cmnd_capsule_len;
 	u32			inline_size;
 
 	struct rdma_cm_id	*cm_id;
