@@ -13,6 +13,7 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
 readonly TR=xrdma
 readonly NQN_CLOSED=nqn.2026-11.io.xrdma:closed
+readonly DISC_NQN=nqn.2014-08.org.nvmexpress.discovery
 
 cleanup() {
 	rig_del_subsys "$NQN_CLOSED" >/dev/null 2>&1
@@ -22,7 +23,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 15
+test_begin 18
 
 # try OPTIONS: write a connect request; print the error, status 0 if the
 # controller was created.
@@ -85,6 +86,52 @@ ktap_run "no listener on the port: ECONNREFUSED" expect_fail \
 ktap_run "unknown subsystem NQN: EIO with the NQN logged" expect_fail \
 	"Input/output error" "subsysnqn \"nqn.2026-11.io.xrdma:none\"" \
 	"$OK,nqn=nqn.2026-11.io.xrdma:none"
+
+ktap_run "I/O subsystem NQN with 'discovery': EINVAL" expect_fail \
+	"Invalid argument" "$RIG_NQN_NULL is not a discovery controller" \
+	"$OK,nqn=$RIG_NQN_NULL,discovery"
+
+# The discovery NQN to a port that serves I/O subsystems: nvmet answers
+# discovery on every port, so this is a discovery controller (admin queue
+# only, no namespaces, no keep-alive), never an I/O controller.
+t_discovery_on_io_port() {
+	local rc=0 ctrl
+	try "$OK,nqn=$DISC_NQN" >/dev/null || {
+		echo "discovery controller on the I/O port refused"
+		return 1
+	}
+	ctrl=$(nvme_find_ctrl "$DISC_NQN" "$TR" "$RIG_IP4") || return 1
+	[[ $(nvme_ctrl_attr "$ctrl" queue_count) == 1 ]] || {
+		echo "queue_count $(nvme_ctrl_attr "$ctrl" queue_count), want 1"
+		rc=1
+	}
+	[[ -z $(nvme_ctrl_namespaces "$ctrl") ]] || {
+		echo "a discovery controller with namespaces"
+		rc=1
+	}
+	nvme_delete_ctrl "$ctrl" || rc=1
+	return "$rc"
+}
+ktap_run "discovery NQN to an I/O port: discovery controller only" \
+	t_discovery_on_io_port
+
+t_huge_nr_io_queues() {
+	local rc=0 ctrl want=$(($(nproc) + 1))
+	try "$OK,nqn=$RIG_NQN_NULL,nr_io_queues=100000" >/dev/null || {
+		echo "nr_io_queues=100000 refused"
+		return 1
+	}
+	ctrl=$(nvme_find_ctrl "$RIG_NQN_NULL" "$TR" "$RIG_IP4") || return 1
+	nvme_wait_state "$ctrl" live || rc=1
+	[[ $(nvme_ctrl_attr "$ctrl" queue_count) == "$want" ]] || {
+		echo "queue_count $(nvme_ctrl_attr "$ctrl" queue_count)," \
+			"want $want (one I/O queue per CPU)"
+		rc=1
+	}
+	nvme_delete_ctrl "$ctrl" || rc=1
+	return "$rc"
+}
+ktap_run "nr_io_queues=100000: clamped to one per CPU" t_huge_nr_io_queues
 
 t_host_not_allowed() {
 	rig_add_subsys "$NQN_CLOSED" /dev/xrdma_null || return 1
