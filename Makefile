@@ -34,7 +34,8 @@ SOURCES    = $(filter-out %.mod.c,$(wildcard drivers/nvme/host/xrdma/*.[ch]))
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
-	bench soak faults lint install uninstall headers
+	bench soak faults lint install uninstall headers check-debug \
+	debug-kernel debug-modules
 
 all: modules
 
@@ -85,7 +86,8 @@ checkpatch: headers
 # shell scripts and the reStructuredText documents
 lint:
 	shellcheck -x tools/setup tools/demo tools/vm/run tools/vm/init \
-		tools/build/* selftests/run_selftests.sh selftests/rig \
+		tools/build/* tools/debug/build-kernel \
+		selftests/run_selftests.sh selftests/rig \
 		selftests/*/test_*.sh selftests/xrdma/flap.sh
 	@for f in $$(find Documentation -name '*.rst'); do \
 		rst2html --strict --report=2 $$f >/dev/null || exit 1; done
@@ -95,6 +97,36 @@ selftests: modules
 	tools/vm/run -- selftests/run_selftests.sh
 
 check: check-build checkpatch lint selftests
+
+# --- debug-kernel tier ------------------------------------------------------
+#
+# The same selftests on a 6.12.117 kernel built from linux-source-6.12 with
+# KASAN, lockdep, kmemleak, DEBUG_LIST, DEBUG_OBJECTS (tools/debug/). The
+# kernel build is cached under /var/tmp/xrdma-debug; the first one takes
+# long (see Documentation/nvme-xrdma-design.rst). Our module is built in a
+# copy of the tree (.build/debug/src) so the normal build stays as it is.
+DEBUG_SRC   := $(BUILD)/debug/src
+DEBUG_KO    := $(DEBUG_SRC)/$(MOD)
+DEBUG_TESTS ?=
+DEBUG_DIR    = $(shell tools/debug/build-kernel)
+
+debug-kernel:
+	@tools/debug/build-kernel >/dev/null
+
+debug-modules: debug-kernel
+	@rm -rf $(DEBUG_SRC) && mkdir -p $(DEBUG_SRC)/tools
+	@cp -a Makefile Kbuild drivers $(DEBUG_SRC)/
+	@cp -a tools/build $(DEBUG_SRC)/tools/
+	@find $(DEBUG_SRC)/drivers -name '*.o' -o -name '*.ko' \
+		-o -name '*.mod*' -o -name '.*.cmd' | xargs -r rm -f
+	$(MAKE) -C $(DEBUG_SRC) KDIR=$(DEBUG_DIR)/obj \
+		MODDIR=$(DEBUG_DIR)/root/lib/modules/$$(cat $(DEBUG_DIR)/release)/ \
+		KSRC_TAR=$(KSRC_TAR) W=1 modules
+
+check-debug: debug-modules
+	XRDMA_DEBUG_KERNEL=1 tools/vm/run --kernel-dir $(DEBUG_DIR) \
+		--ko $(DEBUG_KO) --timeout 5400 \
+		-- selftests/run_selftests.sh $(DEBUG_TESTS)
 
 demo: modules
 	tools/vm/run -- tools/demo

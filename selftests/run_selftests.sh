@@ -101,6 +101,27 @@ test_timeout() {
 
 # ---------------------------------------------------------------- run
 
+# kmemleak (the debug-kernel tier, make check-debug): before a test, report
+# and forget every suspect so far; after it, scan again. Anything new
+# fails the test. An object becomes a suspect once a scan finds it
+# unreferenced and it is older than 5 s, hence the wait.
+readonly KMEMLEAK=/sys/kernel/debug/kmemleak
+kmemleak_scan() {
+	[[ -w $KMEMLEAK ]] || return 0
+	sleep 6
+	echo scan >"$KMEMLEAK" && echo scan >"$KMEMLEAK"
+}
+kmemleak_forget() {
+	[[ -w $KMEMLEAK ]] || return 0
+	kmemleak_scan
+	echo clear >"$KMEMLEAK"
+}
+kmemleak_suspects() {
+	[[ -r $KMEMLEAK ]] || return 0
+	kmemleak_scan
+	cat "$KMEMLEAK"
+}
+
 work=$(mktemp -d /tmp/xrdma-selftests.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -134,6 +155,7 @@ for t in "${tests[@]}"; do
 		continue
 	fi
 
+	kmemleak_forget
 	start=$(now_ms)
 	mkfifo "$fifo"
 	# The test runs as its own process group (job control on just for
@@ -168,6 +190,14 @@ for t in "${tests[@]}"; do
 	passed=$((passed + sp))
 	failed=$((failed + sf))
 	skipped=$((skipped + ss))
+
+	leaks=$(kmemleak_suspects)
+	if [[ -n $leaks ]]; then
+		echo "# $name: kmemleak reports $(grep -c '^unreferenced object' <<<"$leaks") suspects:"
+		head -n 60 <<<"$leaks" | ktap_prefix
+		((rc == 0 || rc == KSFT_SKIP)) && rc=1
+		((sf == 0)) || failed=$((failed + 1))
+	fi
 
 	timed_out=0
 	if ((rc == 124 || (rc == 137 && secs >= limit))); then
