@@ -80,10 +80,15 @@ ktap_cmd() {
 # its output shown as diagnostics; returns CMD's status. For setup steps
 # that are not subtests of their own.
 ktap_quiet() {
-	local rc
-	"$@" > >(ktap_prefix) 2>&1
+	local rc fd pfx
+	exec {fd}> >(ktap_prefix)
+	# the prefixer's pid: "$@" may start background jobs of its own, and
+	# those must not hold the prefixer's pipe open (close $fd for "$@")
+	pfx=$!
+	"$@" >&"$fd" 2>&1 {fd}>&-
 	rc=$?
-	wait "$!" 2>/dev/null
+	exec {fd}>&-
+	wait "$pfx" 2>/dev/null
 	return "$rc"
 }
 
