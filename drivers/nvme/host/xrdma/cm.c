@@ -11,6 +11,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 
 #include "xrdma.h"
@@ -180,26 +181,43 @@ static int xrdma_cm_request(struct xrdma_queue *queue)
 	return rdma_connect(queue->cm_id, &param);
 }
 
-/*
- * Send no connect request through a port that is down: on rdma_rxe a
- * request posted then can wedge the CM's send queue for good.  The next
- * attempt, reconnect_delay later, looks again.
+/**
+ * xrdma_cm_port_up() - whether a queue's port can carry CM messages now
+ * @queue: a queue with a CM id bound to a device
+ *
+ * A CM message posted while the port is down does not just get lost on
+ * rdma_rxe: the failed send moves the device's GSI QP (QP1) to the error
+ * state for good, and no connection through that device can be made again
+ * until it is re-created.  So no connect request, no DREQ and no CM id
+ * destruction (which sends a DREQ) goes out while this says false.
+ *
+ * Return: true if the port is ACTIVE, or if that cannot be told.
  */
+bool xrdma_cm_port_up(struct xrdma_queue *queue)
+{
+	enum ib_port_state state;
+
+	/*
+	 * The cached state, updated by ib_core on every port event: asking
+	 * the driver (ib_query_port()) takes the RTNL on RoCE devices and
+	 * makes rxe log the link speed each time.
+	 */
+	if (!queue->cm_id || !queue->cm_id->device ||
+	    ib_get_cached_port_state(queue->cm_id->device,
+				     queue->cm_id->port_num, &state))
+		return true;
+	return state == IB_PORT_ACTIVE;
+}
+
+/* No connect request through a port that is down (see above). */
 static int xrdma_cm_port_active(struct xrdma_queue *queue)
 {
-	struct ib_port_attr attr;
-	int ret;
-
-	ret = ib_query_port(queue->cm_id->device, queue->cm_id->port_num,
-			    &attr);
-	if (ret)
-		return ret;
-	if (attr.state == IB_PORT_ACTIVE)
+	if (xrdma_cm_port_up(queue))
 		return 0;
 	dev_info(queue->ctrl->ctrl.device,
-		 "queue %d: %s port %u is not active (state %d), not connecting now\n",
+		 "queue %d: %s port %u is not active, not connecting now\n",
 		 queue->qid, dev_name(&queue->cm_id->device->dev),
-		 queue->cm_id->port_num, attr.state);
+		 queue->cm_id->port_num);
 	return -ENETDOWN;
 }
 

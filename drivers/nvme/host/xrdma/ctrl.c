@@ -52,6 +52,40 @@ enum {
 };
 
 /*
+ * Releasing a connection sends a DREQ, which must not go out through a
+ * port that is down (xrdma_cm_port_up()).  Error recovery has already
+ * ended every request, so core can fail over meanwhile; only the release
+ * waits for the port, at most XRDMA_PORT_WAIT_MS, or until a delete.
+ */
+static void xrdma_ctrl_wait_port(struct xrdma_ctrl *ctrl)
+{
+	struct xrdma_queue *queue = &ctrl->queues[0];
+	unsigned long start = jiffies;
+	unsigned long end = start + msecs_to_jiffies(XRDMA_PORT_WAIT_MS);
+	enum nvme_ctrl_state state;
+	bool up;
+
+	if (!test_bit(XRDMA_Q_ALLOCATED, &queue->flags) ||
+	    xrdma_cm_port_up(queue))
+		return;
+	dev_info(ctrl->ctrl.device,
+		 "%s port %u is down: releasing the connections once it is back (at most %d ms)\n",
+		 dev_name(&queue->cm_id->device->dev), queue->cm_id->port_num,
+		 XRDMA_PORT_WAIT_MS);
+	atomic_inc(&ctrl->port_waits);
+	trace_xrdma_state(ctrl, "port_wait");
+	do {
+		msleep(100);
+		up = xrdma_cm_port_up(queue);
+		state = nvme_ctrl_state(&ctrl->ctrl);
+	} while (!up && time_before(jiffies, end) &&
+		 state != NVME_CTRL_DELETING && state != NVME_CTRL_DELETING_NOIO);
+	dev_info(ctrl->ctrl.device, "port %s after %u ms\n",
+		 up ? "back" : "still down",
+		 jiffies_to_msecs(jiffies - start));
+}
+
+/*
  * The one way down, from any partial state: whatever a failed or complete
  * xrdma_ctrl_connect() built is found from the queue flags and the tag set
  * pointers.  Order: hold back new commands, say goodbye if the admin queue
@@ -97,6 +131,8 @@ static void xrdma_ctrl_disconnect(struct xrdma_ctrl *ctrl, unsigned int how)
 		nctrl->admin_tagset = NULL;
 	}
 
+	if (!(how & XRDMA_DOWN_REMOVE))
+		xrdma_ctrl_wait_port(ctrl);
 	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
 		xrdma_queue_free(&ctrl->queues[qid]);
 	ctrl->dev = NULL;

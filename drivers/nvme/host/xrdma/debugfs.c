@@ -156,6 +156,7 @@ static int xrdma_ctrl_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "reconnect_attempts %d\n",
 		   atomic_read(&ctrl->reconnect_attempts));
 	seq_printf(m, "rejects %d\n", atomic_read(&ctrl->rejects));
+	seq_printf(m, "port_waits %d\n", atomic_read(&ctrl->port_waits));
 	seq_printf(m, "nr_reconnects %d\n",
 		   READ_ONCE(ctrl->ctrl.nr_reconnects));
 

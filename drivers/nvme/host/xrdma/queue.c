@@ -337,7 +337,9 @@ void xrdma_queue_stop(struct xrdma_queue *queue)
 	    !test_and_set_bit(XRDMA_Q_STOPPED, &queue->flags)) {
 		clear_bit(XRDMA_Q_LIVE, &queue->flags);
 		clear_bit(XRDMA_Q_CONNECTED, &queue->flags);
-		rdma_disconnect(queue->cm_id);
+		/* the drain flushes the QP either way (xrdma_cm_port_up()) */
+		if (xrdma_cm_port_up(queue))
+			rdma_disconnect(queue->cm_id);
 		xrdma_queue_drain(queue);
 	}
 	mutex_unlock(&queue->stop_lock);

@@ -28,6 +28,7 @@
 #define XRDMA_CM_ESTABLISH_MS	10000	/* REQ sent -> ESTABLISHED/REJECTED */
 #define XRDMA_STALE_RETRIES	5	/* quick retries of a stale-conn reject */
 #define XRDMA_STALE_DELAY_MS	20
+#define XRDMA_PORT_WAIT_MS	10000	/* teardown held for a down port */
 #define XRDMA_DRAIN_MS		5000	/* bounded QP drain */
 #define XRDMA_MAX_FR_PAGES	256	/* 1 MiB per I/O with 4 KiB pages */
 #define XRDMA_MAX_INLINE_SGE	16	/* in-capsule data segments */
@@ -237,6 +238,7 @@ struct xrdma_request {
  * @recoveries: error recoveries started (lifetime)
  * @reconnect_attempts: failed connect attempts after the first (lifetime)
  * @rejects: connect requests the target rejected (lifetime)
+ * @port_waits: releases held back for a port that was down (lifetime)
  * @debugfs: this controller's debugfs directory
  */
 struct xrdma_ctrl {
@@ -257,6 +259,7 @@ struct xrdma_ctrl {
 	atomic_t		recoveries;
 	atomic_t		reconnect_attempts;
 	atomic_t		rejects;
+	atomic_t		port_waits;
 	struct dentry		*debugfs;
 };
 
@@ -295,6 +298,7 @@ void xrdma_queue_destroy_ib(struct xrdma_queue *queue);
 /* cm.c */
 int xrdma_cm_connect(struct xrdma_queue *queue);
 void xrdma_cm_destroy(struct xrdma_queue *queue);
+bool xrdma_cm_port_up(struct xrdma_queue *queue);
 
 /* request.c */
 extern const struct blk_mq_ops xrdma_mq_ops;
