@@ -124,8 +124,8 @@ debug-modules: debug-kernel
 		KSRC_TAR=$(KSRC_TAR) W=1 modules
 
 check-debug: debug-modules
-	XRDMA_DEBUG_KERNEL=1 tools/vm/run --kernel-dir $(DEBUG_DIR) \
-		--ko $(DEBUG_KO) --timeout 5400 \
+	XRDMA_TIMEOUT_SCALE=8 tools/vm/run --kernel-dir $(DEBUG_DIR) \
+		--ko $(DEBUG_KO) --timeout 10800 \
 		-- selftests/run_selftests.sh $(DEBUG_TESTS)
 
 demo: modules

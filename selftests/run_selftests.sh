@@ -93,10 +93,11 @@ fi
 default_timeout=${default_timeout:-45}
 
 # The per-test "# timeout=N" line, else the settings value.
+# XRDMA_TIMEOUT_SCALE=N multiplies every limit (the debug kernel is slow).
 test_timeout() {
 	local t
 	t=$(sed -n 's/^# timeout=\([0-9]\+\)$/\1/p' "$1" | head -n 1)
-	echo "${t:-$default_timeout}"
+	echo "$((${t:-$default_timeout} * ${XRDMA_TIMEOUT_SCALE:-1}))"
 }
 
 # ---------------------------------------------------------------- run

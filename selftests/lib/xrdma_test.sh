@@ -46,6 +46,18 @@ test_begin() {
 	dmesg_mark
 }
 
+# connect_ram TR [nvme-cli options...]: connect to the rig's RAM subsystem
+# over TR and wait for it; sets CTRL and DEV (its namespace).
+connect_ram() {
+	local tr=$1
+	shift
+	nvme_connect "$tr" "$RIG_IP4" "$RIG_NQN_RAM" "$@" || return 1
+	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$tr" "$RIG_IP4") || return 1
+	nvme_wait_state "$CTRL" live || return 1
+	# shellcheck disable=SC2034 # for the test that sourced us
+	DEV=$(nvme_wait_ns "$CTRL")
+}
+
 FIO_PID=
 
 fio_running() {

@@ -47,11 +47,7 @@ test_begin 7
 
 t_connect() {
 	# reconnect every second, give up only after 5 minutes
-	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_RAM" -c 1 -l 300 -k 5 ||
-		return 1
-	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$RIG_IP4") || return 1
-	nvme_wait_state "$CTRL" live || return 1
-	DEV=$(nvme_wait_ns "$CTRL")
+	connect_ram "$TR" -c 1 -l 300 -k 5
 }
 
 # gsi_state: the state of the rxe device's GSI QP (QP1), e.g. "RTS".
