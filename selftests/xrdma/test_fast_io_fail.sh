@@ -17,8 +17,11 @@ CTRL=
 DEV=
 DD_PID=
 
+# The first link enables the port: link the subsystem the controller
+# reconnects to first, or a reconnect may find the port open and its
+# subsystem missing, get a Connect status with DNR and give up for good.
 port_up() {
-	rig_link "$RIG_PORT" "$RIG_NQN_NULL" && rig_link "$RIG_PORT" "$RIG_NQN_RAM"
+	rig_link "$RIG_PORT" "$RIG_NQN_RAM" && rig_link "$RIG_PORT" "$RIG_NQN_NULL"
 }
 
 port_down() {

@@ -17,9 +17,12 @@ readonly TR=xrdma
 CTRL=
 DEV=
 
-# put the rig's port back the way rig_setup left it
+# Put the rig's port back the way rig_setup left it. The first link
+# enables the port: link the subsystem the controller
+# reconnects to first, or a reconnect may find the port open and its
+# subsystem missing, get a Connect status with DNR and give up for good.
 port_up() {
-	rig_link "$RIG_PORT" "$RIG_NQN_NULL" && rig_link "$RIG_PORT" "$RIG_NQN_RAM"
+	rig_link "$RIG_PORT" "$RIG_NQN_RAM" && rig_link "$RIG_PORT" "$RIG_NQN_NULL"
 }
 
 port_down() {
