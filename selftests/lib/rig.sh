@@ -254,6 +254,21 @@ rig_unlink() {
 	rig_forget link "$1" "$2"
 }
 
+# rig_port_close / rig_port_open: take both rig subsystems off the rig's
+# port (which disables it and deletes its controllers) and put them back.
+# The first link enables the port, so the RAM subsystem, which the tests'
+# reconnecting controllers use, comes first: a reconnect landing while only
+# the other one is linked would get a Connect status with DNR and nvme-core
+# would give up for good.
+rig_port_close() {
+	rig_unlink "$RIG_PORT" "$RIG_NQN_NULL"
+	rig_unlink "$RIG_PORT" "$RIG_NQN_RAM"
+}
+
+rig_port_open() {
+	rig_link "$RIG_PORT" "$RIG_NQN_RAM" && rig_link "$RIG_PORT" "$RIG_NQN_NULL"
+}
+
 # Ready-made extras ------------------------------------------------------
 
 # IPv6 port (default id 2) on [2001:db8::1]:4420 exposing NQN (default ram).

@@ -17,21 +17,9 @@ CTRL=
 DEV=
 DD_PID=
 
-# The first link enables the port: link the subsystem the controller
-# reconnects to first, or a reconnect may find the port open and its
-# subsystem missing, get a Connect status with DNR and give up for good.
-port_up() {
-	rig_link "$RIG_PORT" "$RIG_NQN_RAM" && rig_link "$RIG_PORT" "$RIG_NQN_NULL"
-}
-
-port_down() {
-	rig_unlink "$RIG_PORT" "$RIG_NQN_NULL"
-	rig_unlink "$RIG_PORT" "$RIG_NQN_RAM"
-}
-
 cleanup() {
 	[[ -n $DD_PID ]] && kill "$DD_PID" 2>/dev/null
-	port_up >/dev/null 2>&1
+	rig_port_open >/dev/null 2>&1
 	test_end "$TR"
 }
 trap cleanup EXIT
@@ -56,7 +44,7 @@ connect() {
 # outage: take the port away and wait until the controller reconnects;
 # then start one direct read in the background (DD_PID) and record when.
 outage() {
-	port_down
+	rig_port_close
 	wait_for 30 eval "nvme_state_is $CTRL connecting" || {
 		echo "controller is $(nvme_ctrl_state "$CTRL"), not connecting"
 		return 1
@@ -104,7 +92,7 @@ ktap_run "fast_io_fail_tmo=$FAIL_TMO: queued I/O fails after ~$FAIL_TMO s" \
 
 t_back() {
 	ktap_require CTRL "no controller" || return
-	port_up || return 1
+	rig_port_open || return 1
 	nvme_wait_state "$CTRL" live 30 || return 1
 	dd if="$DEV" of=/dev/null bs=4k count=1 iflag=direct status=none ||
 		return 1
@@ -124,7 +112,7 @@ t_no_fast_fail() {
 		return 1
 	}
 	echo "read still queued $(($(now_ms) - T_OUT)) ms into the outage"
-	port_up || return 1
+	rig_port_open || return 1
 	dd_wait 30
 	rc=$?
 	((rc == 0)) || {

@@ -17,22 +17,9 @@ readonly TR=xrdma
 CTRL=
 DEV=
 
-# Put the rig's port back the way rig_setup left it. The first link
-# enables the port: link the subsystem the controller
-# reconnects to first, or a reconnect may find the port open and its
-# subsystem missing, get a Connect status with DNR and give up for good.
-port_up() {
-	rig_link "$RIG_PORT" "$RIG_NQN_RAM" && rig_link "$RIG_PORT" "$RIG_NQN_NULL"
-}
-
-port_down() {
-	rig_unlink "$RIG_PORT" "$RIG_NQN_NULL"
-	rig_unlink "$RIG_PORT" "$RIG_NQN_RAM"
-}
-
 cleanup() {
 	modprobe nvmet_rdma 2>/dev/null
-	port_up >/dev/null 2>&1
+	rig_port_open >/dev/null 2>&1
 	echo 1 >"$RIG_NVMET/subsystems/$RIG_NQN_RAM/namespaces/1/enable" 2>/dev/null
 	test_end "$TR"
 }
@@ -73,14 +60,14 @@ t_port_bounce() {
 		>"$TEST_TMP/bounce.fio" 2>&1 &
 	FIO_PID=$!
 	sleep 3
-	port_down
+	rig_port_close
 	wait_for 30 eval "! nvme_state_is $CTRL live" || {
 		echo "controller did not notice the port going away"
 		rc=1
 	}
 	echo "controller $(nvme_ctrl_state "$CTRL") with the port gone"
 	sleep 3
-	port_up || rc=1
+	rig_port_open || rc=1
 	timed_live "port re-added" || rc=1
 	if ! fio_wait 300; then
 		echo "fio hung after the port came back"
@@ -107,7 +94,7 @@ t_ns_toggle() {
 
 t_target_reload() {
 	local rc=0
-	port_down
+	rig_port_close
 	wait_for 30 eval "! nvme_state_is $CTRL live" || rc=1
 	# nothing holds nvmet-rdma once its port is disabled
 	wait_for 30 modprobe -r nvmet_rdma || {
@@ -116,7 +103,7 @@ t_target_reload() {
 	}
 	sleep 2
 	modprobe nvmet_rdma || return 1
-	port_up || return 1
+	rig_port_open || return 1
 	timed_live "nvmet-rdma reloaded" || rc=1
 	DEV=$(nvme_wait_ns "$CTRL" 60) || rc=1
 	vio reload 48M || rc=1
