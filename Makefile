@@ -29,7 +29,12 @@ HDR_FILES := drivers/nvme/host/nvme.h drivers/nvme/host/fabrics.h \
 	     scripts/checkpatch.pl scripts/spelling.txt \
 	     scripts/const_structs.checkpatch Makefile
 MOD       := drivers/nvme/host/xrdma/nvme-xrdma.ko
-SOURCES    = $(filter-out %.mod.c,$(wildcard drivers/nvme/host/xrdma/*.[ch]))
+SOURCES    = $(filter-out %.mod.c %/counters.h,\
+		$(wildcard drivers/nvme/host/xrdma/*.[ch])) \
+	     $(wildcard include/trace/events/*.h)
+# X-macro lists, which checkpatch cannot parse: checked without these tests
+XMACRO_SOURCES = drivers/nvme/host/xrdma/counters.h
+XMACRO_IGNORE  = COMPLEX_MACRO,MACRO_ARG_REUSE,MACRO_ARG_PRECEDENCE,TRAILING_SEMICOLON
 
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
@@ -81,7 +86,10 @@ check-build: headers
 
 checkpatch: headers
 	@$(KHDR)/scripts/checkpatch.pl --no-tree --strict --show-types \
-		--quiet -f $(SOURCES) && echo "checkpatch: clean"
+		--quiet -f $(SOURCES) && \
+	$(KHDR)/scripts/checkpatch.pl --no-tree --strict --show-types \
+		--quiet --ignore $(XMACRO_IGNORE) -f $(XMACRO_SOURCES) && \
+	echo "checkpatch: clean"
 
 # shell scripts and the reStructuredText documents
 lint:
@@ -115,7 +123,7 @@ debug-kernel:
 
 debug-modules: debug-kernel
 	@rm -rf $(DEBUG_SRC) && mkdir -p $(DEBUG_SRC)/tools
-	@cp -a Makefile Kbuild drivers $(DEBUG_SRC)/
+	@cp -a Makefile Kbuild drivers include $(DEBUG_SRC)/
 	@cp -a tools/build $(DEBUG_SRC)/tools/
 	@find $(DEBUG_SRC)/drivers -name '*.o' -o -name '*.ko' \
 		-o -name '*.mod*' -o -name '.*.cmd' | xargs -r rm -f

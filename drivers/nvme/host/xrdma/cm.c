@@ -1,21 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xrdma: connection management.
+ * xrdma: connection management steps.
  *
- * The connecting thread drives every rdma_cm step itself (resolve address,
- * create the QP, resolve route, connect) and waits for each step's event
- * with a bound, so a black-holed peer costs a known, short time.  The CM
- * event handler only reports the outcome of the awaited step, and turns
- * events on an established connection into error recovery.
+ * Each step below issues one rdma_cm call and waits, bounded, for the event
+ * that ends it, so a black-holed peer costs a known, short time; queue.c
+ * strings the steps together.  The event handler only reports the outcome
+ * of the awaited step, and turns events on an established connection into
+ * error recovery.
+ *
+ * Down ports: a CM message posted while the port is down does not just get
+ * lost on rdma_rxe: the failed send moves the device's GSI QP (QP1) to the
+ * error state for good, and no connection through that device can be made
+ * again until it is re-created.  So no connect request, no DREQ and no CM id
+ * destruction (which sends a DREQ) goes out while xrdma_cm_port_up() says
+ * false; xrdma_cm_wait_port() holds a release back until the port is back.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/module.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 
 #include "xrdma.h"
-#include "trace.h"
+#include <trace/events/nvme_xrdma.h>
 
 static void xrdma_cm_step_done(struct xrdma_queue *queue, int error)
 {
@@ -26,16 +34,13 @@ static void xrdma_cm_step_done(struct xrdma_queue *queue, int error)
 static int xrdma_cm_rejected(struct xrdma_queue *queue,
 			     struct rdma_cm_event *ev)
 {
-	struct nvme_ctrl *nctrl = &queue->ctrl->ctrl;
 	struct rdma_cm_id *cm_id = queue->cm_id;
 	const struct nvme_rdma_cm_rej *rej;
 	u8 len = 0;
 
-	atomic_inc(&queue->ctrl->rejects);
+	xrdma_count(queue->ctrl, rejects);
 	if (ev->status == IB_CM_REJ_STALE_CONN) {
-		dev_info(nctrl->device,
-			 "queue %d: connect rejected as stale connection, retrying\n",
-			 queue->qid);
+		xrdma_qinfo(queue, "connect rejected as stale connection, retrying\n");
 		return -ESTALE;
 	}
 
@@ -43,14 +48,13 @@ static int xrdma_cm_rejected(struct xrdma_queue *queue,
 	if (rej && len >= sizeof(*rej)) {
 		u16 sts = le16_to_cpu(rej->sts);
 
-		dev_err(nctrl->device,
-			"queue %d: connect rejected by target: %s (cm %d), NVMe-RDMA status %u (%s)\n",
-			queue->qid, rdma_reject_msg(cm_id, ev->status),
-			ev->status, sts, nvme_rdma_cm_msg(sts));
+		xrdma_qerr(queue,
+			   "connect rejected by target: %s (cm %d), NVMe-RDMA status %u (%s)\n",
+			   rdma_reject_msg(cm_id, ev->status), ev->status, sts,
+			   nvme_rdma_cm_msg(sts));
 	} else {
-		dev_err(nctrl->device,
-			"queue %d: connect rejected: %s (cm %d)\n", queue->qid,
-			rdma_reject_msg(cm_id, ev->status), ev->status);
+		xrdma_qerr(queue, "connect rejected: %s (cm %d)\n",
+			   rdma_reject_msg(cm_id, ev->status), ev->status);
 	}
 	return -ECONNREFUSED;
 }
@@ -60,27 +64,25 @@ static void xrdma_cm_established(struct xrdma_queue *queue,
 				 struct rdma_cm_event *ev)
 {
 	const struct nvme_rdma_cm_rep *rep = ev->param.conn.private_data;
+	u16 crqsize = 0;
 
-	queue->crqsize = 0;
-	if (!rep || ev->param.conn.private_data_len < sizeof(*rep) ||
-	    rep->recfmt != cpu_to_le16(NVME_RDMA_CM_FMT_1_0))
-		return;
-	queue->crqsize = le16_to_cpu(rep->crqsize);
-	if (queue->crqsize && queue->crqsize < queue->size)
-		dev_warn(queue->ctrl->ctrl.device,
-			 "queue %d: target receive queue %u is smaller than our depth %u\n",
-			 queue->qid, queue->crqsize, queue->size);
+	if (rep && ev->param.conn.private_data_len >= sizeof(*rep) &&
+	    rep->recfmt == cpu_to_le16(NVME_RDMA_CM_FMT_1_0))
+		crqsize = le16_to_cpu(rep->crqsize);
+	WRITE_ONCE(queue->crqsize, crqsize);
+	if (crqsize && crqsize < queue->size)
+		xrdma_qwarn(queue, "target receive queue %u is smaller than our depth %u\n",
+			    crqsize, queue->size);
 }
 
 static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 			    struct rdma_cm_event *ev)
 {
 	struct xrdma_queue *queue = cm_id->context;
-	struct nvme_ctrl *nctrl = &queue->ctrl->ctrl;
 
 	trace_xrdma_cm_event(queue, ev->event, ev->status);
-	dev_dbg(nctrl->device, "queue %d: cm event %s (%d), status %d\n",
-		queue->qid, rdma_event_msg(ev->event), ev->event, ev->status);
+	xrdma_qdbg(queue, "cm event %s (%d), status %d\n",
+		   rdma_event_msg(ev->event), ev->event, ev->status);
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
@@ -98,15 +100,15 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
-		dev_err(nctrl->device, "queue %d: %s (status %d)\n",
-			queue->qid, rdma_event_msg(ev->event), ev->status);
+		xrdma_qerr(queue, "%s (status %d)\n",
+			   rdma_event_msg(ev->event), ev->status);
 		xrdma_cm_step_done(queue, ev->status == -ETIMEDOUT ?
 				   -ETIMEDOUT : -EHOSTUNREACH);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/*
-		 * The ib_client removal callback deletes live controllers;
-		 * a connect in progress just fails, and fast.
+		 * The ib_client removal callback deletes the controllers on
+		 * the device; a connect in progress just fails, and fast.
 		 */
 		if (!test_bit(XRDMA_Q_CONNECTED, &queue->flags))
 			xrdma_cm_step_done(queue, -ENODEV);
@@ -121,8 +123,8 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 			break;
 		}
 		if (test_bit(XRDMA_Q_LIVE, &queue->flags))
-			dev_info(nctrl->device, "queue %d: %s, recovering\n",
-				 queue->qid, rdma_event_msg(ev->event));
+			xrdma_qinfo(queue, "%s, recovering\n",
+				    rdma_event_msg(ev->event));
 		xrdma_error_recovery(queue->ctrl);
 		break;
 	}
@@ -130,18 +132,26 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 	return 0;
 }
 
-/* Issue one CM step and wait, bounded, for the event that ends it. */
-static int xrdma_cm_wait(struct xrdma_queue *queue,
+/* Get ready for the event that ends the next step. */
+static void xrdma_cm_arm(struct xrdma_queue *queue)
+{
+	reinit_completion(&queue->cm_done);
+	queue->cm_error = -ETIMEDOUT;
+}
+
+/* Wait, bounded, for the event of a step that was issued with @ret. */
+static int xrdma_cm_wait(struct xrdma_queue *queue, int ret,
 			 enum rdma_cm_event_type event, unsigned int ms)
 {
 	long left;
 
+	if (ret)
+		return ret;
 	left = wait_for_completion_killable_timeout(&queue->cm_done,
 						    msecs_to_jiffies(ms));
 	if (left == 0) {
-		dev_err(queue->ctrl->ctrl.device,
-			"queue %d: timed out after %u ms waiting for CM event %s\n",
-			queue->qid, ms, rdma_event_msg(event));
+		xrdma_qerr(queue, "timed out after %u ms waiting for CM event %s\n",
+			   ms, rdma_event_msg(event));
 		return -ETIMEDOUT;
 	}
 	if (left < 0)
@@ -149,47 +159,158 @@ static int xrdma_cm_wait(struct xrdma_queue *queue,
 	return queue->cm_error;
 }
 
-static void xrdma_cm_arm(struct xrdma_queue *queue)
+/**
+ * xrdma_cm_create_id() - create the CM id of a queue
+ * @queue: queue with ctrl and qid set
+ *
+ * Return: 0 or a negative errno.
+ */
+int xrdma_cm_create_id(struct xrdma_queue *queue)
 {
-	reinit_completion(&queue->cm_done);
-	queue->cm_error = -ETIMEDOUT;
+	struct nvmf_ctrl_options *opts = queue->ctrl->ctrl.opts;
+	struct rdma_cm_id *cm_id;
+
+	cm_id = rdma_create_id(&init_net, xrdma_cm_handler, queue,
+			       RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(cm_id)) {
+		xrdma_qerr(queue, "rdma_create_id: %ld\n", PTR_ERR(cm_id));
+		return PTR_ERR(cm_id);
+	}
+	if (opts->tos >= 0)
+		rdma_set_service_type(cm_id, opts->tos);
+	queue->cm_id = cm_id;
+	init_completion(&queue->cm_done);
+	return 0;
 }
 
-static int xrdma_cm_request(struct xrdma_queue *queue)
+/**
+ * xrdma_cm_destroy_id() - release the CM id of a queue
+ * @queue: queue whose QP is already destroyed
+ */
+void xrdma_cm_destroy_id(struct xrdma_queue *queue)
+{
+	rdma_destroy_id(queue->cm_id);
+	queue->cm_id = NULL;
+}
+
+/**
+ * xrdma_cm_resolve_addr() - bind the CM id to a device and an active port
+ * @queue: queue with a fresh CM id
+ *
+ * Return: 0, -ENETDOWN if the address resolved to a port that is not
+ * active, or another negative errno.
+ */
+int xrdma_cm_resolve_addr(struct xrdma_queue *queue)
 {
 	struct xrdma_ctrl *ctrl = queue->ctrl;
-	struct rdma_conn_param param = { };
-	struct nvme_rdma_cm_req req = { };
+	struct sockaddr *src = NULL;
+	int ret;
 
-	req.recfmt = cpu_to_le16(NVME_RDMA_CM_FMT_1_0);
-	req.qid = cpu_to_le16(queue->qid);
-	/* our receive ring size, and our send queue size (0's based) */
-	req.hrqsize = cpu_to_le16(queue->size);
-	req.hsqsize = cpu_to_le16(queue->size - 1);
+	if (ctrl->ctrl.opts->mask & NVMF_OPT_HOST_TRADDR)
+		src = (struct sockaddr *)&ctrl->src_addr;
+
+	xrdma_cm_arm(queue);
+	ret = rdma_resolve_addr(queue->cm_id, src,
+				(struct sockaddr *)&ctrl->addr,
+				XRDMA_CM_RESOLVE_MS);
+	ret = xrdma_cm_wait(queue, ret, RDMA_CM_EVENT_ADDR_RESOLVED,
+			    XRDMA_CM_RESOLVE_MS + 1000);
+	if (ret) {
+		xrdma_qerr(queue, "cannot resolve address %pISpcs: %d\n",
+			   &ctrl->addr, ret);
+		return ret;
+	}
+
+	if (!xrdma_cm_port_up(queue)) {
+		xrdma_qinfo(queue, "%s port %u is not active, not connecting now\n",
+			    dev_name(&queue->cm_id->device->dev),
+			    queue->cm_id->port_num);
+		return -ENETDOWN;
+	}
+	return 0;
+}
+
+/**
+ * xrdma_cm_resolve_route() - resolve the route of a bound CM id
+ * @queue: queue whose address is resolved
+ *
+ * Return: 0 or a negative errno.
+ */
+int xrdma_cm_resolve_route(struct xrdma_queue *queue)
+{
+	int ret;
+
+	xrdma_cm_arm(queue);
+	ret = rdma_resolve_route(queue->cm_id, XRDMA_CM_RESOLVE_MS);
+	ret = xrdma_cm_wait(queue, ret, RDMA_CM_EVENT_ROUTE_RESOLVED,
+			    XRDMA_CM_RESOLVE_MS + 1000);
+	if (ret)
+		xrdma_qerr(queue, "cannot resolve route to %pISpcs: %d\n",
+			   &queue->ctrl->addr, ret);
+	return ret;
+}
+
+/**
+ * xrdma_cm_establish() - send the connect request and wait for the reply
+ * @queue: queue with a resolved route, a QP and a posted receive ring
+ *
+ * The private data carries the NVMe-oF RDMA connect request: queue id,
+ * our receive ring size and send queue size, and the controller id.
+ *
+ * Return: 0, -ESTALE for a stale-connection reject (worth retrying at
+ * once), or another negative errno.
+ */
+int xrdma_cm_establish(struct xrdma_queue *queue)
+{
+	struct nvme_rdma_cm_req req = {
+		.recfmt		= cpu_to_le16(NVME_RDMA_CM_FMT_1_0),
+		.qid		= cpu_to_le16(queue->qid),
+		.hrqsize	= cpu_to_le16(queue->size),
+		.hsqsize	= cpu_to_le16(queue->size - 1),	/* 0's based */
+	};
+	struct rdma_conn_param param = {
+		.private_data		= &req,
+		.private_data_len	= sizeof(req),
+		.flow_control		= 1,
+		/* the target RDMA-READs our write data: offer it credits */
+		.responder_resources	= queue->dev->max_rd_atom,
+		.initiator_depth	= 0,
+		.retry_count		= 7,
+		.rnr_retry_count	= 7,
+	};
+	int ret;
+
 	if (queue->qid)
-		req.cntlid = cpu_to_le16(ctrl->ctrl.cntlid);
+		req.cntlid = cpu_to_le16(queue->ctrl->ctrl.cntlid);
 
-	param.private_data = &req;
-	param.private_data_len = sizeof(req);
-	param.flow_control = 1;
-	/* the target RDMA-READs our write data: offer it read credits */
-	param.responder_resources = queue->dev->max_rd_atom;
-	param.initiator_depth = 0;
-	param.retry_count = 7;
-	param.rnr_retry_count = 7;
+	xrdma_cm_arm(queue);
+	ret = rdma_connect(queue->cm_id, &param);
+	ret = xrdma_cm_wait(queue, ret, RDMA_CM_EVENT_ESTABLISHED,
+			    XRDMA_CM_ESTABLISH_MS);
+	if (ret && ret != -ESTALE)
+		xrdma_qerr(queue, "RDMA connection to %pISpcs failed: %d\n",
+			   &queue->ctrl->addr, ret);
+	if (!ret)
+		set_bit(XRDMA_Q_CONNECTED, &queue->flags);
+	return ret;
+}
 
-	return rdma_connect(queue->cm_id, &param);
+/**
+ * xrdma_cm_disconnect() - say goodbye, if the port can carry it
+ * @queue: queue with a CM id
+ *
+ * The QP drain that follows flushes the QP either way.
+ */
+void xrdma_cm_disconnect(struct xrdma_queue *queue)
+{
+	clear_bit(XRDMA_Q_CONNECTED, &queue->flags);
+	if (xrdma_cm_port_up(queue))
+		rdma_disconnect(queue->cm_id);
 }
 
 /**
  * xrdma_cm_port_up() - whether a queue's port can carry CM messages now
  * @queue: a queue with a CM id bound to a device
- *
- * A CM message posted while the port is down does not just get lost on
- * rdma_rxe: the failed send moves the device's GSI QP (QP1) to the error
- * state for good, and no connection through that device can be made again
- * until it is re-created.  So no connect request, no DREQ and no CM id
- * destruction (which sends a DREQ) goes out while this says false.
  *
  * Return: true if the port is ACTIVE, or if that cannot be told.
  */
@@ -209,112 +330,39 @@ bool xrdma_cm_port_up(struct xrdma_queue *queue)
 	return state == IB_PORT_ACTIVE;
 }
 
-/* No connect request through a port that is down (see above). */
-static int xrdma_cm_port_active(struct xrdma_queue *queue)
-{
-	if (xrdma_cm_port_up(queue))
-		return 0;
-	dev_info(queue->ctrl->ctrl.device,
-		 "queue %d: %s port %u is not active, not connecting now\n",
-		 queue->qid, dev_name(&queue->cm_id->device->dev),
-		 queue->cm_id->port_num);
-	return -ENETDOWN;
-}
-
 /**
- * xrdma_cm_connect() - connect a queue: CM id, QP and rings, RC connection
- * @queue: queue with ctrl, qid and size set
+ * xrdma_cm_wait_port() - hold a release back while the port is down
+ * @queue: the admin queue of a controller being torn down, still allocated
  *
- * On success the queue has an established connection and its receive ring
- * is posted.  On failure nothing is left allocated.
- *
- * Return: 0, -ESTALE for a stale-connection reject (worth retrying at
- * once), or another negative errno.
+ * Releasing a connection sends a DREQ, which must not go out through a
+ * port that is down.  The requests have already been ended, so core can
+ * fail over meanwhile; only the release waits for the port, polling every
+ * 100 ms for at most XRDMA_PORT_WAIT_MS, or until a delete comes in.
  */
-int xrdma_cm_connect(struct xrdma_queue *queue)
+void xrdma_cm_wait_port(struct xrdma_queue *queue)
 {
 	struct xrdma_ctrl *ctrl = queue->ctrl;
-	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
-	struct sockaddr *src = NULL;
-	int ret;
+	unsigned long start = jiffies;
+	unsigned long end = start + msecs_to_jiffies(XRDMA_PORT_WAIT_MS);
+	enum nvme_ctrl_state state;
+	bool up;
 
-	queue->cm_id = rdma_create_id(&init_net, xrdma_cm_handler, queue,
-				      RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(queue->cm_id)) {
-		ret = PTR_ERR(queue->cm_id);
-		dev_err(ctrl->ctrl.device, "queue %d: rdma_create_id: %d\n",
-			queue->qid, ret);
-		return ret;
-	}
-	if (opts->tos >= 0)
-		rdma_set_service_type(queue->cm_id, opts->tos);
-	if (opts->mask & NVMF_OPT_HOST_TRADDR)
-		src = (struct sockaddr *)&ctrl->src_addr;
-
-	xrdma_cm_arm(queue);
-	ret = rdma_resolve_addr(queue->cm_id, src,
-				(struct sockaddr *)&ctrl->addr,
-				XRDMA_CM_RESOLVE_MS);
-	if (!ret)
-		ret = xrdma_cm_wait(queue, RDMA_CM_EVENT_ADDR_RESOLVED,
-				    XRDMA_CM_RESOLVE_MS + 1000);
-	if (ret) {
-		dev_err(ctrl->ctrl.device,
-			"queue %d: cannot resolve address %pISpcs: %d\n",
-			queue->qid, &ctrl->addr, ret);
-		goto out_destroy_id;
-	}
-
-	ret = xrdma_cm_port_active(queue);
-	if (ret)
-		goto out_destroy_id;
-
-	ret = xrdma_queue_create_ib(queue);
-	if (ret)
-		goto out_destroy_id;
-
-	xrdma_cm_arm(queue);
-	ret = rdma_resolve_route(queue->cm_id, XRDMA_CM_RESOLVE_MS);
-	if (!ret)
-		ret = xrdma_cm_wait(queue, RDMA_CM_EVENT_ROUTE_RESOLVED,
-				    XRDMA_CM_RESOLVE_MS + 1000);
-	if (ret) {
-		dev_err(ctrl->ctrl.device,
-			"queue %d: cannot resolve route to %pISpcs: %d\n",
-			queue->qid, &ctrl->addr, ret);
-		goto out_destroy_ib;
-	}
-
-	xrdma_cm_arm(queue);
-	ret = xrdma_cm_request(queue);
-	if (!ret)
-		ret = xrdma_cm_wait(queue, RDMA_CM_EVENT_ESTABLISHED,
-				    XRDMA_CM_ESTABLISH_MS);
-	if (ret) {
-		if (ret != -ESTALE)
-			dev_err(ctrl->ctrl.device,
-				"queue %d: RDMA connection to %pISpcs failed: %d\n",
-				queue->qid, &ctrl->addr, ret);
-		goto out_destroy_ib;
-	}
-	set_bit(XRDMA_Q_CONNECTED, &queue->flags);
-	return 0;
-
-out_destroy_ib:
-	rdma_disconnect(queue->cm_id);
-	xrdma_queue_destroy_ib(queue);
-out_destroy_id:
-	rdma_destroy_id(queue->cm_id);
-	queue->cm_id = NULL;
-	return ret;
-}
-
-/**
- * xrdma_cm_destroy() - release a queue's CM id
- * @queue: queue whose IB resources are already destroyed
- */
-void xrdma_cm_destroy(struct xrdma_queue *queue)
-{
-	rdma_destroy_id(queue->cm_id);
-	queue->cm_id = NULL;
+	if (!test_bit(XRDMA_Q_ALLOCATED, &queue->flags) ||
+	    xrdma_cm_port_up(queue))
+		return;
+	dev_info(ctrl->ctrl.device,
+		 "%s port %u is down: releasing the connections once it is back (at most %d ms)\n",
+		 dev_name(&queue->cm_id->device->dev), queue->cm_id->port_num,
+		 XRDMA_PORT_WAIT_MS);
+	xrdma_count(ctrl, port_waits);
+	trace_xrdma_state(ctrl, XRDMA_EV_PORT_WAIT);
+	do {
+		msleep(100);
+		up = xrdma_cm_port_up(queue);
+		state = nvme_ctrl_state(&ctrl->ctrl);
+	} while (!up && time_before(jiffies, end) &&
+		 state != NVME_CTRL_DELETING && state != NVME_CTRL_DELETING_NOIO);
+	dev_info(ctrl->ctrl.device, "port %s after %u ms\n",
+		 up ? "back" : "still down",
+		 jiffies_to_msecs(jiffies - start));
 }

@@ -1,26 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xrdma: controller lifecycle.
+ * xrdma: controller lifecycle, and the list of controllers.
  *
  *   create -> setup(new) -> LIVE
- *   LIVE -> error_recovery -> teardown -> CONNECTING -> reconnect(delay)
- *   LIVE -> reset -> shutdown(no CC.SHN) -> CONNECTING -> setup
- *   any -> delete -> shutdown(CC.SHN) -> free
+ *   LIVE -> error recovery -> teardown -> CONNECTING -> reconnect(delay)
+ *   LIVE -> reset -> teardown(disable) -> CONNECTING -> setup
+ *   any -> delete -> teardown(shut down, remove) -> free
  *
- * Queue setup and teardown follow the order nvme core expects; every
- * failure unwinds exactly what was built, so a failed setup leaves the
- * controller in the same state as a torn-down one.
+ * Queue setup and teardown follow the order nvme core expects.  There is
+ * one way down, xrdma_teardown_ctrl(), from any partial state: a failed
+ * setup leaves the controller as a torn-down one.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/inet.h>
+#include <linux/log2.h>
 #include <linux/module.h>
 
 #include "xrdma.h"
-#include "trace.h"
+#include <trace/events/nvme_xrdma.h>
 
 #define XRDMA_SGLS_KEYED	BIT(2)	/* Identify SGLS: keyed data block */
 #define XRDMA_SGLS_OFFSET	BIT(20)	/* Identify SGLS: in-capsule offset */
+
+/* Fully created controllers; also covers each one's entry. */
+static LIST_HEAD(xrdma_ctrl_list);
+static DEFINE_MUTEX(xrdma_ctrl_mutex);
 
 static struct nvme_ctrl_ops xrdma_ctrl_ops;
 
@@ -30,119 +35,144 @@ static size_t xrdma_cmd_size(void)
 	       sizeof(struct scatterlist) * XRDMA_INLINE_SG_CNT;
 }
 
+/* Unlink @ctrl; return true if it was listed (it was fully created). */
+static bool xrdma_ctrl_list_del(struct xrdma_ctrl *ctrl)
+{
+	bool listed;
+
+	mutex_lock(&xrdma_ctrl_mutex);
+	listed = !list_empty(&ctrl->entry);
+	list_del_init(&ctrl->entry);
+	mutex_unlock(&xrdma_ctrl_mutex);
+	return listed;
+}
+
+/*
+ * Slots in ctrl->queues: every queue the options could ever ask for.  The
+ * count of I/O queues asked for at connect time is clamped to the CPUs
+ * online then (nvmf_nr_io_queues()), which may be more on a reconnect
+ * than at creation; it never exceeds the possible CPUs.
+ */
+static int xrdma_ctrl_max_queues(struct nvmf_ctrl_options *opts)
+{
+	return min(opts->nr_io_queues, nr_cpu_ids) +
+	       min(opts->nr_write_queues, nr_cpu_ids) +
+	       min(opts->nr_poll_queues, nr_cpu_ids) + 1;
+}
+
+/* Undo xrdma_alloc_queues() for the first @nr slots. */
+static void xrdma_free_queues(struct xrdma_ctrl *ctrl, int nr)
+{
+	while (nr--)
+		xrdma_queue_exit(&ctrl->queues[nr]);
+	kfree(ctrl->queues);
+}
+
+static int xrdma_alloc_queues(struct xrdma_ctrl *ctrl)
+{
+	int nr = xrdma_ctrl_max_queues(ctrl->ctrl.opts);
+	int qid, ret;
+
+	ctrl->queues = kcalloc(nr, sizeof(*ctrl->queues), GFP_KERNEL);
+	if (!ctrl->queues)
+		return -ENOMEM;
+	for (qid = 0; qid < nr; qid++) {
+		ret = xrdma_queue_init(ctrl, qid);
+		if (ret) {
+			xrdma_free_queues(ctrl, qid);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static void xrdma_free_ctrl(struct nvme_ctrl *nctrl)
 {
 	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(nctrl);
 
 	xrdma_debugfs_ctrl_del(ctrl);
+	xrdma_free_queues(ctrl, xrdma_ctrl_max_queues(nctrl->opts));
 	/* fabrics frees the options of a controller that failed creation */
 	if (xrdma_ctrl_list_del(ctrl))
 		nvmf_free_options(nctrl->opts);
-	kfree(ctrl->queues);
 	kfree(ctrl);
 }
 
-/* --- taking an association down --------------------------------------- */
+/* --- teardown ------------------------------------------------------------ */
 
-/* How far xrdma_ctrl_disconnect() goes beyond dropping the connection. */
-enum {
-	XRDMA_DOWN_DISABLE	= BIT(0),	/* clear CC.EN first */
-	XRDMA_DOWN_SHUTDOWN	= BIT(1),	/* ... with an orderly CC.SHN */
-	XRDMA_DOWN_REMOVE	= BIT(2),	/* and drop the tag sets */
-};
-
-/*
- * Releasing a connection sends a DREQ, which must not go out through a
- * port that is down (xrdma_cm_port_up()).  Error recovery has already
- * ended every request, so core can fail over meanwhile; only the release
- * waits for the port, at most XRDMA_PORT_WAIT_MS, or until a delete.
- */
-static void xrdma_ctrl_wait_port(struct xrdma_ctrl *ctrl)
+/* Stop the I/O queues and end what they had outstanding. */
+static void xrdma_teardown_io_queues(struct xrdma_ctrl *ctrl, bool remove)
 {
-	struct xrdma_queue *queue = &ctrl->queues[0];
-	unsigned long start = jiffies;
-	unsigned long end = start + msecs_to_jiffies(XRDMA_PORT_WAIT_MS);
-	enum nvme_ctrl_state state;
-	bool up;
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	int qid;
 
-	if (!test_bit(XRDMA_Q_ALLOCATED, &queue->flags) ||
-	    xrdma_cm_port_up(queue))
+	nvme_quiesce_io_queues(nctrl);
+	nvme_sync_io_queues(nctrl);
+	for (qid = nctrl->queue_count - 1; qid > 0; qid--)
+		xrdma_queue_stop(&ctrl->queues[qid]);
+	if (nctrl->tagset)
+		nvme_cancel_tagset(nctrl);
+	/* core may now retry or fail over what was cancelled */
+	nvme_unquiesce_io_queues(nctrl);
+	if (remove && nctrl->tagset) {
+		nvme_remove_io_tag_set(nctrl);
+		nctrl->tagset = NULL;
+	}
+}
+
+/* Stop the admin queue and end what it had outstanding. */
+static void xrdma_teardown_admin_queue(struct xrdma_ctrl *ctrl, bool remove)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+
+	if (nctrl->admin_tagset) {
+		nvme_quiesce_admin_queue(nctrl);
+		blk_sync_queue(nctrl->admin_q);
+	}
+	xrdma_queue_stop(&ctrl->queues[0]);
+	if (!nctrl->admin_tagset)
 		return;
-	dev_info(ctrl->ctrl.device,
-		 "%s port %u is down: releasing the connections once it is back (at most %d ms)\n",
-		 dev_name(&queue->cm_id->device->dev), queue->cm_id->port_num,
-		 XRDMA_PORT_WAIT_MS);
-	atomic_inc(&ctrl->port_waits);
-	trace_xrdma_state(ctrl, "port_wait");
-	do {
-		msleep(100);
-		up = xrdma_cm_port_up(queue);
-		state = nvme_ctrl_state(&ctrl->ctrl);
-	} while (!up && time_before(jiffies, end) &&
-		 state != NVME_CTRL_DELETING && state != NVME_CTRL_DELETING_NOIO);
-	dev_info(ctrl->ctrl.device, "port %s after %u ms\n",
-		 up ? "back" : "still down",
-		 jiffies_to_msecs(jiffies - start));
+	nvme_cancel_admin_tagset(nctrl);
+	nvme_unquiesce_admin_queue(nctrl);
+	if (remove) {
+		nvme_remove_admin_tag_set(nctrl);
+		nctrl->admin_tagset = NULL;
+	}
 }
 
 /*
  * The one way down, from any partial state: whatever a failed or complete
- * xrdma_ctrl_connect() built is found from the queue flags and the tag set
- * pointers.  Order: hold back new commands, say goodbye if the admin queue
- * can still carry it, flush every QP, end what is outstanding, reopen the
- * request queues so core can retry or fail over, release.
+ * xrdma_setup_ctrl() built is found from the queue flags and the tag set
+ * pointers.  @disable clears CC.EN (with an orderly shutdown, CC.SHN, when
+ * the controller goes for good) if the admin queue can still carry it;
+ * @remove drops the tag sets.  The queues are released last, once their
+ * port can carry the DREQs (xrdma_cm_wait_port(); a removal does not wait).
  */
-static void xrdma_ctrl_disconnect(struct xrdma_ctrl *ctrl, unsigned int how)
+static void xrdma_teardown_ctrl(struct xrdma_ctrl *ctrl, bool disable,
+				bool remove)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
-	bool admin_live = test_bit(XRDMA_Q_LIVE, &ctrl->queues[0].flags);
 	int qid;
 
 	nvme_stop_keep_alive(nctrl);
 	flush_work(&nctrl->async_event_work);
 
-	nvme_quiesce_io_queues(nctrl);
-	nvme_sync_io_queues(nctrl);
-	if (nctrl->admin_tagset) {
-		nvme_quiesce_admin_queue(nctrl);
-		blk_sync_queue(nctrl->admin_q);
-	}
+	xrdma_teardown_io_queues(ctrl, remove);
+	if (disable && test_bit(XRDMA_Q_LIVE, &ctrl->queues[0].flags))
+		nvme_disable_ctrl(nctrl, remove);
+	xrdma_teardown_admin_queue(ctrl, remove);
 
-	if ((how & XRDMA_DOWN_DISABLE) && admin_live)
-		nvme_disable_ctrl(nctrl, how & XRDMA_DOWN_SHUTDOWN);
-
-	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
-		xrdma_queue_stop(&ctrl->queues[qid]);
-
-	if (nctrl->tagset)
-		nvme_cancel_tagset(nctrl);
-	if (nctrl->admin_tagset)
-		nvme_cancel_admin_tagset(nctrl);
-	nvme_unquiesce_io_queues(nctrl);
-	if (nctrl->admin_tagset)
-		nvme_unquiesce_admin_queue(nctrl);
-
-	if (how & XRDMA_DOWN_REMOVE) {
-		if (nctrl->tagset)
-			nvme_remove_io_tag_set(nctrl);
-		if (nctrl->admin_tagset)
-			nvme_remove_admin_tag_set(nctrl);
-		nctrl->tagset = NULL;
-		nctrl->admin_tagset = NULL;
-	}
-
-	if (!(how & XRDMA_DOWN_REMOVE))
-		xrdma_ctrl_wait_port(ctrl);
+	if (!remove)
+		xrdma_cm_wait_port(&ctrl->queues[0]);
 	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
 		xrdma_queue_free(&ctrl->queues[qid]);
-	ctrl->dev = NULL;
 	nvme_auth_stop(nctrl);
 }
 
-/* --- bringing an association up ----------------------------------------- */
+/* --- setup --------------------------------------------------------------- */
 
-/* Connect queues [first, end) with the fabrics Connect command. */
-static int xrdma_start_queues(struct xrdma_ctrl *ctrl, int first, int end)
+/* Send the fabrics Connect on queues [first, end). */
+static int xrdma_start_io_queues(struct xrdma_ctrl *ctrl, int first, int end)
 {
 	int qid, ret = 0;
 
@@ -152,23 +182,22 @@ static int xrdma_start_queues(struct xrdma_ctrl *ctrl, int first, int end)
 }
 
 /*
- * Admin queue, admin tag set on the first connect, fabrics Connect,
- * CC.EN, then Identify and keep-alive through core.  No unwinding here:
- * the caller disconnects whatever got built.
+ * Admin queue, admin tag set for a new controller, fabrics Connect, CC.EN,
+ * then Identify and keep-alive through core.
  */
-static int xrdma_connect_admin(struct xrdma_ctrl *ctrl)
+static int xrdma_configure_admin_queue(struct xrdma_ctrl *ctrl, bool new)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	struct xrdma_device *dev;
 	int ret;
 
 	ret = xrdma_queue_alloc(ctrl, 0, NVME_AQ_DEPTH);
 	if (ret)
 		return ret;
-	ctrl->dev = ctrl->queues[0].dev;
-	ctrl->max_fr_pages = ctrl->dev->max_fr_pages;
-	nctrl->numa_node = ibdev_to_node(ctrl->dev->ibdev);
+	dev = ctrl->queues[0].dev;
+	nctrl->numa_node = ibdev_to_node(dev->ibdev);
 
-	if (!nctrl->admin_tagset) {
+	if (new) {
 		ret = nvme_alloc_admin_tag_set(nctrl, &ctrl->admin_tag_set,
 					       &xrdma_admin_mq_ops,
 					       xrdma_cmd_size());
@@ -182,14 +211,62 @@ static int xrdma_connect_admin(struct xrdma_ctrl *ctrl)
 	if (ret)
 		return ret;
 
-	/* what one I/O may span; core builds its queue limits from these */
-	nctrl->max_segments = ctrl->max_fr_pages;
-	nctrl->max_hw_sectors = ctrl->max_fr_pages << (PAGE_SHIFT - SECTOR_SHIFT);
+	/* what one I/O may span, in the 4 KiB pages the MRs map */
+	nctrl->max_segments = dev->max_fr_pages;
+	nctrl->max_hw_sectors = dev->max_fr_pages <<
+				(ilog2(SZ_4K) - SECTOR_SHIFT);
 
 	return nvme_init_ctrl_finish(nctrl, false);
 }
 
-/* Ask the target for queues and connect as many RC QPs as it grants. */
+/* What Identify said, checked against what we can do. */
+static int xrdma_check_ctrl(struct xrdma_ctrl *ctrl)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+
+	if (nctrl->icdoff) {
+		dev_err(nctrl->device,
+			"target wants in-capsule data at offset %u: not supported\n",
+			nctrl->icdoff);
+		return -EOPNOTSUPP;
+	}
+	if (!(nctrl->sgls & XRDMA_SGLS_KEYED)) {
+		dev_err(nctrl->device,
+			"target does not support keyed SGL data blocks\n");
+		return -EOPNOTSUPP;
+	}
+	ctrl->use_inline = (nctrl->sgls & XRDMA_SGLS_OFFSET) &&
+			   nctrl->ioccsz * 16 > sizeof(struct nvme_command);
+	return 0;
+}
+
+/* The I/O queue depth: what was asked, within every limit. */
+static void xrdma_clamp_queue_size(struct xrdma_ctrl *ctrl, bool new)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	size_t asked = nctrl->opts->queue_size;
+	u32 depth = nctrl->sqsize + 1;	/* core clamped it to CAP.MQES */
+
+	if (new && asked > depth)
+		dev_warn(nctrl->device,
+			 "queue_size %zu exceeds the controller's limit (CAP.MQES), using %u\n",
+			 asked, depth);
+	if (depth > XRDMA_MAX_QUEUE_SIZE) {
+		dev_warn(nctrl->device,
+			 "queue depth %u exceeds the transport limit, using %u\n",
+			 depth, XRDMA_MAX_QUEUE_SIZE);
+		depth = XRDMA_MAX_QUEUE_SIZE;
+	}
+	if (depth > nctrl->maxcmd) {
+		dev_warn(nctrl->device,
+			 "queue depth %u exceeds MAXCMD, using %u\n",
+			 depth, nctrl->maxcmd);
+		depth = nctrl->maxcmd;
+	}
+	nctrl->sqsize = depth - 1;
+}
+
+/* Ask the target for queues and set up as many RC connections as granted. */
 static int xrdma_alloc_io_queues(struct xrdma_ctrl *ctrl)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
@@ -227,7 +304,7 @@ static int xrdma_alloc_io_queues(struct xrdma_ctrl *ctrl)
  * A reconnect may be granted another queue count than the tag set has:
  * drain the request queues, resize the tag set, start the new queues.
  */
-static int xrdma_resize_io(struct xrdma_ctrl *ctrl, int started)
+static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 
@@ -241,20 +318,20 @@ static int xrdma_resize_io(struct xrdma_ctrl *ctrl, int started)
 	}
 	blk_mq_update_nr_hw_queues(nctrl->tagset, nctrl->queue_count - 1);
 	nvme_unfreeze(nctrl);
-	return xrdma_start_queues(ctrl, started + 1, nctrl->queue_count);
+	return xrdma_start_io_queues(ctrl, started + 1, nctrl->queue_count);
 }
 
-static int xrdma_connect_io(struct xrdma_ctrl *ctrl)
+/* I/O queues, the I/O tag set for a new controller, fabrics Connects. */
+static int xrdma_configure_io_queues(struct xrdma_ctrl *ctrl, bool new)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
-	bool first = !nctrl->tagset;
 	int started, ret;
 
 	ret = xrdma_alloc_io_queues(ctrl);
 	if (ret)
 		return ret;
 
-	if (first) {
+	if (new) {
 		ret = nvme_alloc_io_tag_set(nctrl, &ctrl->tag_set, &xrdma_mq_ops,
 					    nctrl->opts->nr_poll_queues ?
 					    HCTX_MAX_TYPES : 2,
@@ -265,91 +342,53 @@ static int xrdma_connect_io(struct xrdma_ctrl *ctrl)
 
 	/* Connect travels on the hctx of its queue: start what exists */
 	started = nctrl->queue_count - 1;
-	if (!first)
+	if (!new)
 		started = min_t(int, started, ctrl->tag_set.nr_hw_queues);
-	ret = xrdma_start_queues(ctrl, 1, started + 1);
-	if (ret || first)
+	ret = xrdma_start_io_queues(ctrl, 1, started + 1);
+	if (ret || new)
 		return ret;
-	return xrdma_resize_io(ctrl, started);
-}
-
-/* What Identify said, checked against what we can do. */
-static int xrdma_check_ctrl(struct xrdma_ctrl *ctrl, bool first)
-{
-	struct nvme_ctrl *nctrl = &ctrl->ctrl;
-	size_t asked = nctrl->opts->queue_size;
-	u32 depth = nctrl->sqsize + 1;	/* core clamped it to CAP.MQES */
-
-	if (nctrl->icdoff) {
-		dev_err(nctrl->device,
-			"target wants in-capsule data at offset %u: not supported\n",
-			nctrl->icdoff);
-		return -EOPNOTSUPP;
-	}
-	if (!(nctrl->sgls & XRDMA_SGLS_KEYED)) {
-		dev_err(nctrl->device,
-			"target does not support keyed SGL data blocks\n");
-		return -EOPNOTSUPP;
-	}
-
-	if (first && asked > depth)
-		dev_warn(nctrl->device,
-			 "queue_size %zu exceeds the controller's limit (CAP.MQES), using %u\n",
-			 asked, depth);
-	if (depth > XRDMA_MAX_QUEUE_SIZE) {
-		dev_warn(nctrl->device,
-			 "queue depth %u exceeds the transport limit, using %u\n",
-			 depth, XRDMA_MAX_QUEUE_SIZE);
-		depth = XRDMA_MAX_QUEUE_SIZE;
-	}
-	if (depth > nctrl->maxcmd) {
-		dev_warn(nctrl->device,
-			 "queue depth %u exceeds MAXCMD, using %u\n",
-			 depth, nctrl->maxcmd);
-		depth = nctrl->maxcmd;
-	}
-	nctrl->sqsize = depth - 1;
-
-	ctrl->use_inline = (nctrl->sgls & XRDMA_SGLS_OFFSET) &&
-			   nctrl->ioccsz * 16 > sizeof(struct nvme_command);
-	return 0;
+	return xrdma_resize_io_queues(ctrl, started);
 }
 
 /*
- * Build the whole association and go LIVE.  The first connect also
- * creates the tag sets; a failed first connect takes them down again.
+ * Build the whole association and go LIVE.  A new controller also gets its
+ * tag sets; if its setup fails they go again.
  */
-static int xrdma_ctrl_connect(struct xrdma_ctrl *ctrl)
+static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
-	bool first = !nctrl->admin_tagset;
 	int ret;
 
-	ret = xrdma_connect_admin(ctrl);
-	if (!ret)
-		ret = xrdma_check_ctrl(ctrl, first);
-	if (!ret && nctrl->queue_count > 1)
-		ret = xrdma_connect_io(ctrl);
+	ret = xrdma_configure_admin_queue(ctrl, new);
 	if (ret)
-		goto out_disconnect;
+		goto out_teardown;
+	ret = xrdma_check_ctrl(ctrl);
+	if (ret)
+		goto out_teardown;
+	xrdma_clamp_queue_size(ctrl, new);
+	if (nctrl->queue_count > 1) {
+		ret = xrdma_configure_io_queues(ctrl, new);
+		if (ret)
+			goto out_teardown;
+	}
 
 	if (!nvme_change_ctrl_state(nctrl, NVME_CTRL_LIVE)) {
 		/* a delete won the race */
 		dev_info(nctrl->device, "not going live: controller state %d\n",
 			 nvme_ctrl_state(nctrl));
 		ret = -EINVAL;
-		goto out_disconnect;
+		goto out_teardown;
 	}
-	trace_xrdma_state(ctrl, "connected");
+	trace_xrdma_state(ctrl, XRDMA_EV_CONNECTED);
 	nvme_start_ctrl(nctrl);
 	return 0;
 
-out_disconnect:
-	xrdma_ctrl_disconnect(ctrl, first ? XRDMA_DOWN_REMOVE : 0);
+out_teardown:
+	xrdma_teardown_ctrl(ctrl, false, new);
 	return ret;
 }
 
-/* --- recovery, reconnect, reset, delete ------------------------------------ */
+/* --- recovery, reconnect, reset, delete ---------------------------------- */
 
 static void xrdma_schedule_reconnect(struct xrdma_ctrl *ctrl, int status)
 {
@@ -378,16 +417,18 @@ static void xrdma_schedule_reconnect(struct xrdma_ctrl *ctrl, int status)
 }
 
 /* One attempt from CONNECTING; on failure the next one is scheduled. */
-static void xrdma_ctrl_attempt(struct xrdma_ctrl *ctrl, const char *what)
+static void xrdma_reconnect_ctrl(struct xrdma_ctrl *ctrl,
+				 enum xrdma_ctrl_event ev)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	const char *what = ev == XRDMA_EV_RESET ? "reset" : "reconnect";
 	int ret;
 
-	trace_xrdma_state(ctrl, what);
-	ret = xrdma_ctrl_connect(ctrl);
+	trace_xrdma_state(ctrl, ev);
+	ret = xrdma_setup_ctrl(ctrl, false);
 	if (ret) {
 		nctrl->nr_reconnects++;
-		atomic_inc(&ctrl->reconnect_attempts);
+		xrdma_count(ctrl, failed_reconnects);
 		dev_info(nctrl->device, "%s attempt %d failed: %d\n", what,
 			 nctrl->nr_reconnects, ret);
 		xrdma_schedule_reconnect(ctrl, ret);
@@ -406,36 +447,24 @@ static void xrdma_reconnect_work(struct work_struct *work)
 					       struct xrdma_ctrl,
 					       reconnect_work);
 
-	xrdma_ctrl_attempt(ctrl, "reconnect");
+	xrdma_reconnect_ctrl(ctrl, XRDMA_EV_RECONNECT);
 }
 
+/* Started by xrdma_error_recovery(), with the controller RESETTING. */
 static void xrdma_err_work(struct work_struct *work)
 {
 	struct xrdma_ctrl *ctrl = container_of(work, struct xrdma_ctrl,
 					       err_work);
 
-	xrdma_ctrl_disconnect(ctrl, 0);
+	xrdma_count(ctrl, recoveries);
+	trace_xrdma_state(ctrl, XRDMA_EV_ERROR_RECOVERY);
+	dev_warn(ctrl->ctrl.device, "starting error recovery (#%d)\n",
+		 atomic_read(&ctrl->counters.recoveries));
+
+	xrdma_teardown_ctrl(ctrl, false, false);
 	/* a delete that came in meanwhile owns the controller now */
 	if (nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING))
 		xrdma_schedule_reconnect(ctrl, 0);
-}
-
-/**
- * xrdma_error_recovery() - start error recovery of a live controller
- * @ctrl: the controller
- *
- * Safe from any context, including completion handlers; only the first
- * caller while LIVE starts recovery.
- */
-void xrdma_error_recovery(struct xrdma_ctrl *ctrl)
-{
-	if (!nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_RESETTING))
-		return;
-	atomic_inc(&ctrl->recoveries);
-	trace_xrdma_state(ctrl, "error_recovery");
-	dev_warn(ctrl->ctrl.device, "starting error recovery (#%d)\n",
-		 atomic_read(&ctrl->recoveries));
-	queue_work(nvme_reset_wq, &ctrl->err_work);
 }
 
 static void xrdma_reset_work(struct work_struct *work)
@@ -444,9 +473,9 @@ static void xrdma_reset_work(struct work_struct *work)
 					       ctrl.reset_work);
 
 	nvme_stop_ctrl(&ctrl->ctrl);
-	xrdma_ctrl_disconnect(ctrl, XRDMA_DOWN_DISABLE);
+	xrdma_teardown_ctrl(ctrl, true, false);
 	if (nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING))
-		xrdma_ctrl_attempt(ctrl, "reset");
+		xrdma_reconnect_ctrl(ctrl, XRDMA_EV_RESET);
 }
 
 /* core: no more recovery or reconnect work may run after this */
@@ -462,9 +491,10 @@ static void xrdma_stop_ctrl(struct nvme_ctrl *nctrl)
 /* core: namespaces are gone; shut the controller down for good */
 static void xrdma_delete_ctrl(struct nvme_ctrl *nctrl)
 {
-	trace_xrdma_state(to_xrdma_ctrl(nctrl), "delete");
-	xrdma_ctrl_disconnect(to_xrdma_ctrl(nctrl), XRDMA_DOWN_DISABLE |
-			      XRDMA_DOWN_SHUTDOWN | XRDMA_DOWN_REMOVE);
+	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(nctrl);
+
+	trace_xrdma_state(ctrl, XRDMA_EV_DELETE);
+	xrdma_teardown_ctrl(ctrl, true, true);
 }
 
 static struct nvme_ctrl_ops xrdma_ctrl_ops = {
@@ -482,6 +512,70 @@ static struct nvme_ctrl_ops xrdma_ctrl_ops = {
 	.stop_ctrl		= xrdma_stop_ctrl,
 	.get_address		= nvmf_get_address,
 };
+
+/* --- the controller list ------------------------------------------------- */
+
+/* Does a listed controller already reach what @opts names? */
+static bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts)
+{
+	struct xrdma_ctrl *ctrl;
+	bool found = false;
+
+	mutex_lock(&xrdma_ctrl_mutex);
+	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
+		if (nvmf_ip_options_match(&ctrl->ctrl, opts)) {
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&xrdma_ctrl_mutex);
+	return found;
+}
+
+/* Is any queue of @ctrl bound to @ibdev?  Call with xrdma_ctrl_mutex. */
+static bool xrdma_ctrl_uses_device(struct xrdma_ctrl *ctrl,
+				   struct ib_device *ibdev)
+{
+	int qid, count = READ_ONCE(ctrl->ctrl.queue_count);
+	bool found = false;
+
+	for (qid = 0; qid < count && !found; qid++) {
+		struct xrdma_queue *queue = &ctrl->queues[qid];
+
+		/* stop_lock keeps the queue from being released meanwhile */
+		mutex_lock(&queue->stop_lock);
+		found = test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
+			queue->cm_id->device == ibdev;
+		mutex_unlock(&queue->stop_lock);
+	}
+	return found;
+}
+
+/**
+ * xrdma_delete_ctrls() - delete controllers and wait until they are gone
+ * @ibdev: delete the controllers with a queue on this RDMA device, or all
+ *	of them if NULL
+ */
+void xrdma_delete_ctrls(struct ib_device *ibdev)
+{
+	struct xrdma_ctrl *ctrl;
+	bool any = false;
+
+	mutex_lock(&xrdma_ctrl_mutex);
+	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
+		if (ibdev && !xrdma_ctrl_uses_device(ctrl, ibdev))
+			continue;
+		if (ibdev)
+			dev_info(ctrl->ctrl.device,
+				 "RDMA device %s removed, deleting controller\n",
+				 dev_name(&ibdev->dev));
+		nvme_delete_ctrl(&ctrl->ctrl);
+		any = true;
+	}
+	mutex_unlock(&xrdma_ctrl_mutex);
+	if (any)
+		flush_workqueue(nvme_delete_wq);
+}
 
 /* --- creation ------------------------------------------------------------ */
 
@@ -521,7 +615,7 @@ static int xrdma_parse_addrs(struct xrdma_ctrl *ctrl,
 static struct xrdma_ctrl *xrdma_alloc_ctrl(struct nvmf_ctrl_options *opts)
 {
 	struct xrdma_ctrl *ctrl;
-	int i, ret;
+	int ret;
 
 	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
 	if (!ctrl)
@@ -549,16 +643,9 @@ static struct xrdma_ctrl *xrdma_alloc_ctrl(struct nvmf_ctrl_options *opts)
 	ctrl->ctrl.sqsize = opts->queue_size - 1;
 	ctrl->ctrl.kato = opts->kato;
 
-	ctrl->queues = kcalloc(ctrl->ctrl.queue_count, sizeof(*ctrl->queues),
-			       GFP_KERNEL);
-	if (!ctrl->queues) {
-		ret = -ENOMEM;
+	ret = xrdma_alloc_queues(ctrl);
+	if (ret)
 		goto out_free_ctrl;
-	}
-	for (i = 0; i < ctrl->ctrl.queue_count; i++) {
-		mutex_init(&ctrl->queues[i].stop_lock);
-		spin_lock_init(&ctrl->queues[i].sq_lock);
-	}
 	return ctrl;
 
 out_free_ctrl:
@@ -578,7 +665,7 @@ static struct nvme_ctrl *xrdma_create_ctrl(struct device *dev,
 
 	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &xrdma_ctrl_ops, 0);
 	if (ret) {
-		kfree(ctrl->queues);
+		xrdma_free_queues(ctrl, xrdma_ctrl_max_queues(opts));
 		kfree(ctrl);
 		return ERR_PTR(ret);
 	}
@@ -594,7 +681,7 @@ static struct nvme_ctrl *xrdma_create_ctrl(struct device *dev,
 	}
 	xrdma_debugfs_ctrl_add(ctrl);
 
-	ret = xrdma_ctrl_connect(ctrl);
+	ret = xrdma_setup_ctrl(ctrl, true);
 	if (ret) {
 		dev_err(ctrl->ctrl.device,
 			"cannot connect to %s at %pISpcs: %d\n",
@@ -605,8 +692,10 @@ static struct nvme_ctrl *xrdma_create_ctrl(struct device *dev,
 	dev_info(ctrl->ctrl.device,
 		 "new ctrl: NQN \"%s\", addr %pISpcs, hostnqn: %s, via %s\n",
 		 nvmf_ctrl_subsysnqn(&ctrl->ctrl), &ctrl->addr,
-		 opts->host->nqn, xrdma_transport_name);
-	xrdma_ctrl_list_add(ctrl);
+		 opts->host->nqn, xrdma_transport.name);
+	mutex_lock(&xrdma_ctrl_mutex);
+	list_add_tail(&ctrl->entry, &xrdma_ctrl_list);
+	mutex_unlock(&xrdma_ctrl_mutex);
 	return &ctrl->ctrl;
 
 out_uninit_ctrl:

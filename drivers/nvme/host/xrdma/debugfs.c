@@ -2,7 +2,7 @@
 /*
  * xrdma: debugfs statistics.
  *
- *   /sys/kernel/debug/nvme-xrdma/nvmeN/stats          controller totals
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/stats          sums over its queues
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/reset_stats    write 1 to zero them
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/q<qid>/stats   one queue
  *
@@ -24,6 +24,7 @@
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/seq_file.h>
 
 #include "xrdma.h"
@@ -32,79 +33,54 @@
 static DEFINE_MUTEX(xrdma_debugfs_mutex);
 static struct dentry *xrdma_debugfs_root;
 
-/* The counters of struct xrdma_queue_stats, in the order shown. */
-enum xrdma_stat {
-	XRDMA_STAT_SUBMITTED,
-	XRDMA_STAT_NO_DATA,
-	XRDMA_STAT_INLINE_DATA,
-	XRDMA_STAT_FRWR,
-	XRDMA_STAT_POSTS,
-	XRDMA_STAT_WRS,
-	XRDMA_STAT_BUSY,
-	XRDMA_STAT_COMPLETED,
-	XRDMA_STAT_REMOTE_INV,
-	XRDMA_STAT_LOCAL_INV,
-	XRDMA_STAT_WR_ERRORS,
-	XRDMA_STAT_BAD_RSP,
-	XRDMA_STAT_TIMEOUTS,
-	XRDMA_STAT_NR
+static const char * const xrdma_stat_names[] = {
+	XRDMA_QUEUE_STATS(XRDMA_STAT_NAME)
 };
 
-static const char * const xrdma_stat_names[XRDMA_STAT_NR] = {
-	[XRDMA_STAT_SUBMITTED]		= "submitted",
-	[XRDMA_STAT_NO_DATA]		= "no_data",
-	[XRDMA_STAT_INLINE_DATA]	= "inline_data",
-	[XRDMA_STAT_FRWR]		= "frwr",
-	[XRDMA_STAT_POSTS]		= "posts",
-	[XRDMA_STAT_WRS]		= "wrs",
-	[XRDMA_STAT_BUSY]		= "busy",
-	[XRDMA_STAT_COMPLETED]		= "completed",
-	[XRDMA_STAT_REMOTE_INV]		= "remote_inv",
-	[XRDMA_STAT_LOCAL_INV]		= "local_inv",
-	[XRDMA_STAT_WR_ERRORS]		= "wr_errors",
-	[XRDMA_STAT_BAD_RSP]		= "bad_rsp",
-	[XRDMA_STAT_TIMEOUTS]		= "timeouts",
-};
+#define XRDMA_STAT_NR	ARRAY_SIZE(xrdma_stat_names)
 
-/* A counter added to struct xrdma_queue_stats must be added above too. */
+/* The struct is one u64 per name: show it as an array. */
 static_assert(sizeof(struct xrdma_queue_stats) ==
-	      XRDMA_STAT_NR * sizeof(u64));
+	      ARRAY_SIZE(xrdma_stat_names) * sizeof(u64));
 
-/* Add the counters of @queue to @v. */
+/* Add the counters of @queue, all CPUs, to @v. */
 static void xrdma_stats_add(struct xrdma_queue *queue, u64 *v)
 {
-	struct xrdma_queue_stats *st = &queue->stats;
+	int cpu, i;
 
-	v[XRDMA_STAT_SUBMITTED] += READ_ONCE(st->submitted);
-	v[XRDMA_STAT_NO_DATA] += READ_ONCE(st->no_data);
-	v[XRDMA_STAT_INLINE_DATA] += READ_ONCE(st->inline_data);
-	v[XRDMA_STAT_FRWR] += READ_ONCE(st->frwr);
-	v[XRDMA_STAT_POSTS] += READ_ONCE(st->posts);
-	v[XRDMA_STAT_WRS] += READ_ONCE(st->wrs);
-	v[XRDMA_STAT_BUSY] += READ_ONCE(st->busy);
-	v[XRDMA_STAT_COMPLETED] += atomic64_read(&st->completed);
-	v[XRDMA_STAT_REMOTE_INV] += atomic64_read(&st->remote_inv);
-	v[XRDMA_STAT_LOCAL_INV] += atomic64_read(&st->local_inv);
-	v[XRDMA_STAT_WR_ERRORS] += atomic64_read(&st->wr_errors);
-	v[XRDMA_STAT_BAD_RSP] += atomic64_read(&st->bad_rsp);
-	v[XRDMA_STAT_TIMEOUTS] += atomic64_read(&st->timeouts);
+	for_each_possible_cpu(cpu) {
+		const u64 *c = (const u64 *)per_cpu_ptr(queue->stats, cpu);
+
+		for (i = 0; i < XRDMA_STAT_NR; i++)
+			v[i] += READ_ONCE(c[i]);
+	}
+}
+
+/**
+ * xrdma_queue_stats_read() - sum a queue's counters over the CPUs
+ * @queue: the queue
+ * @sum: where to put the sums
+ */
+void xrdma_queue_stats_read(struct xrdma_queue *queue,
+			    struct xrdma_queue_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	xrdma_stats_add(queue, (u64 *)sum);
 }
 
 static void xrdma_stats_print(struct seq_file *m, const u64 *v)
 {
-	u64 submitted = v[XRDMA_STAT_SUBMITTED];
-	u64 completed = v[XRDMA_STAT_COMPLETED];
-	u64 posts = v[XRDMA_STAT_POSTS];
+	const struct xrdma_queue_stats *st = (const void *)v;
 	int i;
 
 	for (i = 0; i < XRDMA_STAT_NR; i++)
 		seq_printf(m, "%s %llu\n", xrdma_stat_names[i], v[i]);
 	/* unlocked reads, or a reset, may see a completion first */
-	seq_printf(m, "inflight %llu\n",
-		   submitted > completed ? submitted - completed : 0);
+	seq_printf(m, "inflight %llu\n", st->submitted > st->completed ?
+		   st->submitted - st->completed : 0);
 	/* work requests per doorbell, times 100 */
 	seq_printf(m, "wrs_per_post %llu\n",
-		   posts ? div64_u64(v[XRDMA_STAT_WRS] * 100, posts) : 0);
+		   st->posts ? div64_u64(st->wrs * 100, st->posts) : 0);
 }
 
 static int xrdma_queue_stats_show(struct seq_file *m, void *unused)
@@ -120,27 +96,6 @@ static int xrdma_queue_stats_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(xrdma_queue_stats);
 
-static const char *xrdma_state_name(enum nvme_ctrl_state state)
-{
-	switch (state) {
-	case NVME_CTRL_NEW:
-		return "new";
-	case NVME_CTRL_LIVE:
-		return "live";
-	case NVME_CTRL_RESETTING:
-		return "resetting";
-	case NVME_CTRL_CONNECTING:
-		return "connecting";
-	case NVME_CTRL_DELETING:
-		return "deleting";
-	case NVME_CTRL_DELETING_NOIO:
-		return "deleting_noio";
-	case NVME_CTRL_DEAD:
-		return "dead";
-	}
-	return "unknown";
-}
-
 static int xrdma_ctrl_stats_show(struct seq_file *m, void *unused)
 {
 	struct xrdma_ctrl *ctrl = m->private;
@@ -148,20 +103,8 @@ static int xrdma_ctrl_stats_show(struct seq_file *m, void *unused)
 	u64 v[XRDMA_STAT_NR] = { };
 	u32 i, allocated = 0;
 
-	seq_printf(m, "state %s\n",
-		   xrdma_state_name(nvme_ctrl_state(&ctrl->ctrl)));
-	seq_printf(m, "recoveries %d\n", atomic_read(&ctrl->recoveries));
-	seq_printf(m, "stale_retries %d\n",
-		   atomic_read(&ctrl->stale_retries));
-	seq_printf(m, "reconnect_attempts %d\n",
-		   atomic_read(&ctrl->reconnect_attempts));
-	seq_printf(m, "rejects %d\n", atomic_read(&ctrl->rejects));
-	seq_printf(m, "port_waits %d\n", atomic_read(&ctrl->port_waits));
-	seq_printf(m, "nr_reconnects %d\n",
-		   READ_ONCE(ctrl->ctrl.nr_reconnects));
-
-	/* queue_count only shrinks below the size of the queues array */
-	for (i = 0; ctrl->queues && i < count; i++) {
+	/* queue_count never exceeds the size of the queues array */
+	for (i = 0; i < count; i++) {
 		struct xrdma_queue *queue = &ctrl->queues[i];
 
 		if (!test_bit(XRDMA_Q_ALLOCATED, &queue->flags))
@@ -176,15 +119,16 @@ static int xrdma_ctrl_stats_show(struct seq_file *m, void *unused)
 DEFINE_SHOW_ATTRIBUTE(xrdma_ctrl_stats);
 
 /*
- * Zero one queue's counters.  Submission counts under sq_lock; a
- * completion racing with the reset may survive it, which is fine for a
- * debugging aid.
+ * Zero one queue's counters.  An update racing with the reset may survive
+ * it, which is fine for a debugging aid.
  */
 static void xrdma_queue_reset_stats(struct xrdma_queue *queue)
 {
-	spin_lock(&queue->sq_lock);
-	memset(&queue->stats, 0, sizeof(queue->stats));
-	spin_unlock(&queue->sq_lock);
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(queue->stats, cpu), 0,
+		       sizeof(struct xrdma_queue_stats));
 }
 
 /* "echo 1 > reset_stats": zero every queue's counters. */
@@ -196,7 +140,7 @@ static int xrdma_reset_stats_set(void *data, u64 val)
 
 	if (val != 1)
 		return -EINVAL;
-	for (i = 0; ctrl->queues && i < n; i++)
+	for (i = 0; i < n; i++)
 		xrdma_queue_reset_stats(&ctrl->queues[i]);
 	return 0;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xrdma: module registration, the controller list and RDMA device removal.
+ * xrdma: module registration: the fabrics transport and the RDMA client.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -45,85 +45,6 @@ module_param(transport_name, charp, 0444);
 MODULE_PARM_DESC(transport_name,
 		 "fabrics transport name to register (default xrdma; \"rdma\" makes this a drop-in for nvme-rdma)");
 
-/* The name actually registered, for ops and messages. */
-const char *xrdma_transport_name = "xrdma";
-
-static LIST_HEAD(xrdma_ctrl_list);
-static DEFINE_MUTEX(xrdma_ctrl_mutex);
-
-/**
- * xrdma_ctrl_list_add() - make a fully created controller visible
- * @ctrl: the controller
- */
-void xrdma_ctrl_list_add(struct xrdma_ctrl *ctrl)
-{
-	mutex_lock(&xrdma_ctrl_mutex);
-	list_add_tail(&ctrl->entry, &xrdma_ctrl_list);
-	mutex_unlock(&xrdma_ctrl_mutex);
-}
-
-/**
- * xrdma_ctrl_list_del() - remove a controller from the list
- * @ctrl: the controller
- *
- * Return: true if @ctrl was on the list (it was fully created).
- */
-bool xrdma_ctrl_list_del(struct xrdma_ctrl *ctrl)
-{
-	bool listed;
-
-	mutex_lock(&xrdma_ctrl_mutex);
-	listed = !list_empty(&ctrl->entry);
-	list_del_init(&ctrl->entry);
-	mutex_unlock(&xrdma_ctrl_mutex);
-	return listed;
-}
-
-/**
- * xrdma_ctrl_is_duplicate() - does a live controller already match @opts?
- * @opts: options of the controller about to be created
- *
- * Return: true if one of our controllers reaches the same subsystem from
- * the same host over the same addresses.
- */
-bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts)
-{
-	struct xrdma_ctrl *ctrl;
-	bool found = false;
-
-	mutex_lock(&xrdma_ctrl_mutex);
-	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
-		if (nvmf_ip_options_match(&ctrl->ctrl, opts)) {
-			found = true;
-			break;
-		}
-	}
-	mutex_unlock(&xrdma_ctrl_mutex);
-	return found;
-}
-
-/* Delete every controller (on @ibdev, or all if NULL) and wait for it. */
-static void xrdma_delete_ctrls(struct ib_device *ibdev)
-{
-	struct xrdma_ctrl *ctrl;
-	bool any = false;
-
-	mutex_lock(&xrdma_ctrl_mutex);
-	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
-		if (ibdev && (!ctrl->dev || ctrl->dev->ibdev != ibdev))
-			continue;
-		if (ibdev)
-			dev_info(ctrl->ctrl.device,
-				 "RDMA device %s removed, deleting controller\n",
-				 dev_name(&ibdev->dev));
-		nvme_delete_ctrl(&ctrl->ctrl);
-		any = true;
-	}
-	mutex_unlock(&xrdma_ctrl_mutex);
-	if (any)
-		flush_workqueue(nvme_delete_wq);
-}
-
 static int xrdma_add_one(struct ib_device *ibdev)
 {
 	return 0;
@@ -149,7 +70,6 @@ static int __init xrdma_init(void)
 		pr_err("invalid transport_name\n");
 		return -EINVAL;
 	}
-	xrdma_transport_name = transport_name;
 	xrdma_set_transport_name(transport_name);
 
 	xrdma_debugfs_init();

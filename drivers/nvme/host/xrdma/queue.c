@@ -13,7 +13,6 @@
 #include <rdma/mr_pool.h>
 
 #include "xrdma.h"
-#include "trace.h"
 
 /* Send WRs per command: REG_MR, SEND and LOCAL_INV; one more for drain. */
 #define XRDMA_SEND_WR_PER_CMD	3
@@ -37,8 +36,7 @@ int xrdma_queue_post_recv(struct xrdma_queue *queue,
 			  struct xrdma_rsp_slot *slot)
 {
 	struct ib_sge sge = {
-		.addr	= queue->cqes_dma +
-			  slot->index * sizeof(struct nvme_completion),
+		.addr	= xrdma_cqe_dma(queue, slot->index),
 		.length	= sizeof(struct nvme_completion),
 		.lkey	= queue->dev->pd->local_dma_lkey,
 	};
@@ -117,13 +115,15 @@ static int xrdma_queue_create_cq(struct xrdma_queue *queue)
 	struct ib_device *ibdev = queue->dev->ibdev;
 	int vector = queue->qid ? (queue->qid - 1) % ibdev->num_comp_vectors
 				: 0;
+	/* every send WR and every receive may complete, plus the drain */
+	u32 cq_size = (XRDMA_SEND_WR_PER_CMD + 1) * queue->size + 2;
 
 	/*
 	 * A CQ of its own per queue rather than one from the shared pool:
 	 * pool CQs outlive the queue, which hides leaks in "rdma res".
 	 */
 	queue->poll_direct = queue->qid && xrdma_queue_is_poll(queue);
-	queue->cq = ib_alloc_cq(ibdev, queue, queue->cq_size, vector,
+	queue->cq = ib_alloc_cq(ibdev, queue, cq_size, vector,
 				queue->poll_direct ? IB_POLL_DIRECT :
 						     IB_POLL_SOFTIRQ);
 	if (IS_ERR(queue->cq)) {
@@ -196,9 +196,7 @@ static void xrdma_queue_drain(struct xrdma_queue *queue)
 
 	ret = ib_modify_qp(queue->qp, &attr, IB_QP_STATE);
 	if (ret) {
-		dev_err(queue->ctrl->ctrl.device,
-			"queue %d: cannot move QP to error: %d\n",
-			queue->qid, ret);
+		xrdma_qerr(queue, "cannot move QP to error: %d\n", ret);
 		return;
 	}
 	if (!ib_post_send(queue->qp, &swr.wr, NULL))
@@ -210,9 +208,8 @@ static void xrdma_queue_drain(struct xrdma_queue *queue)
 		long left = deadline - jiffies;
 
 		if (left <= 0) {
-			dev_err(queue->ctrl->ctrl.device,
-				"queue %d: QP drain timed out after %u ms\n",
-				queue->qid, XRDMA_DRAIN_MS);
+			xrdma_qerr(queue, "QP drain timed out after %u ms\n",
+				   XRDMA_DRAIN_MS);
 			return;
 		}
 		if (queue->poll_direct) {
@@ -224,18 +221,14 @@ static void xrdma_queue_drain(struct xrdma_queue *queue)
 	}
 }
 
-/**
- * xrdma_queue_create_ib() - create the IB resources of a resolved queue
- * @queue: queue whose cm_id has a resolved address
- *
- * Binds the device, creates CQ, QP, rings and MR pool and posts the whole
- * receive ring, so the target may answer as soon as we are connected.
- *
- * Return: 0 or a negative errno; nothing is left allocated on error.
+/*
+ * Create the IB resources of a queue whose address is resolved: bind the
+ * device, create CQ, QP, rings and MR pool, and post the whole receive
+ * ring, so the target may answer as soon as we are connected.  Nothing is
+ * left allocated on error.
  */
-int xrdma_queue_create_ib(struct xrdma_queue *queue)
+static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 {
-	struct nvme_ctrl *nctrl = &queue->ctrl->ctrl;
 	u32 i;
 	int ret;
 
@@ -243,25 +236,22 @@ int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	if (IS_ERR(queue->dev)) {
 		ret = PTR_ERR(queue->dev);
 		queue->dev = NULL;
-		dev_err(nctrl->device, "queue %d: no usable RDMA device: %d\n",
-			queue->qid, ret);
+		xrdma_qerr(queue, "no usable RDMA device: %d\n", ret);
 		return ret;
 	}
-	if (queue->inline_size > queue->dev->max_inline_sge * PAGE_SIZE)
-		queue->inline_size = queue->dev->max_inline_sge * PAGE_SIZE;
+	/* MRs and in-capsule data are built of 4 KiB pages whatever PAGE_SIZE */
+	queue->inline_size = min_t(u32, queue->inline_size,
+				   queue->dev->max_inline_sge * SZ_4K);
 
-	queue->cq_size = (XRDMA_SEND_WR_PER_CMD + 1) * queue->size + 2;
 	ret = xrdma_queue_create_cq(queue);
 	if (ret) {
-		dev_err(nctrl->device, "queue %d: cannot create CQ: %d\n",
-			queue->qid, ret);
+		xrdma_qerr(queue, "cannot create CQ: %d\n", ret);
 		goto out_put_dev;
 	}
 
 	ret = xrdma_queue_create_qp(queue);
 	if (ret) {
-		dev_err(nctrl->device, "queue %d: cannot create QP: %d\n",
-			queue->qid, ret);
+		xrdma_qerr(queue, "cannot create QP: %d\n", ret);
 		goto out_destroy_cq;
 	}
 
@@ -274,18 +264,15 @@ int xrdma_queue_create_ib(struct xrdma_queue *queue)
 			      IB_MR_TYPE_MEM_REG,
 			      queue->dev->max_fr_pages + 1, 0);
 	if (ret) {
-		dev_err(nctrl->device,
-			"queue %d: cannot allocate %u MRs: %d\n",
-			queue->qid, queue->size, ret);
+		xrdma_qerr(queue, "cannot allocate %u MRs: %d\n",
+			   queue->size, ret);
 		goto out_free_rings;
 	}
 
 	for (i = 0; i < queue->size; i++) {
 		ret = xrdma_queue_post_recv(queue, &queue->slots[i]);
 		if (ret) {
-			dev_err(nctrl->device,
-				"queue %d: cannot post receive: %d\n",
-				queue->qid, ret);
+			xrdma_qerr(queue, "cannot post receive: %d\n", ret);
 			goto out_destroy_mrs;
 		}
 	}
@@ -308,11 +295,8 @@ out_put_dev:
 	return ret;
 }
 
-/**
- * xrdma_queue_destroy_ib() - undo xrdma_queue_create_ib()
- * @queue: a drained queue
- */
-void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
+/* Undo xrdma_queue_create_ib() on a drained queue. */
+static void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
 {
 	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
 	rdma_destroy_qp(queue->cm_id);
@@ -323,45 +307,46 @@ void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
 	queue->dev = NULL;
 }
 
-/**
- * xrdma_queue_stop() - disconnect a queue and flush its work requests
- * @queue: the queue
- *
- * Idempotent; safe against the timeout handler.  After it returns no
- * completion handler of this queue runs any more.
+/*
+ * One attempt at an RC connection: CM id, address, IB resources, route,
+ * connect request.  On failure nothing is left allocated.
  */
-void xrdma_queue_stop(struct xrdma_queue *queue)
+static int xrdma_queue_establish(struct xrdma_queue *queue)
 {
-	mutex_lock(&queue->stop_lock);
-	if (test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
-	    !test_and_set_bit(XRDMA_Q_STOPPED, &queue->flags)) {
-		clear_bit(XRDMA_Q_LIVE, &queue->flags);
-		clear_bit(XRDMA_Q_CONNECTED, &queue->flags);
-		/* the drain flushes the QP either way (xrdma_cm_port_up()) */
-		if (xrdma_cm_port_up(queue))
-			rdma_disconnect(queue->cm_id);
-		xrdma_queue_drain(queue);
-	}
-	mutex_unlock(&queue->stop_lock);
+	int ret;
+
+	ret = xrdma_cm_create_id(queue);
+	if (ret)
+		return ret;
+
+	ret = xrdma_cm_resolve_addr(queue);
+	if (ret)
+		goto out_destroy_id;
+
+	ret = xrdma_queue_create_ib(queue);
+	if (ret)
+		goto out_destroy_id;
+
+	ret = xrdma_cm_resolve_route(queue);
+	if (ret)
+		goto out_destroy_ib;
+
+	ret = xrdma_cm_establish(queue);
+	if (ret)
+		goto out_disconnect;
+	return 0;
+
+out_disconnect:
+	xrdma_cm_disconnect(queue);
+out_destroy_ib:
+	xrdma_queue_destroy_ib(queue);
+out_destroy_id:
+	xrdma_cm_destroy_id(queue);
+	return ret;
 }
 
 /**
- * xrdma_queue_free() - release everything a queue holds
- * @queue: a stopped (or never started) queue
- */
-void xrdma_queue_free(struct xrdma_queue *queue)
-{
-	mutex_lock(&queue->stop_lock);
-	if (test_and_clear_bit(XRDMA_Q_ALLOCATED, &queue->flags)) {
-		xrdma_debugfs_queue_del(queue);
-		xrdma_queue_destroy_ib(queue);
-		xrdma_cm_destroy(queue);
-	}
-	mutex_unlock(&queue->stop_lock);
-}
-
-/**
- * xrdma_queue_alloc() - set up and connect one queue
+ * xrdma_queue_alloc() - set up one queue's RC connection
  * @ctrl: the controller
  * @qid: NVMe queue id
  * @size: queue depth (1's based)
@@ -378,22 +363,21 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
 	int ret;
 
 	/* a queue slot is reused across reconnects: start clean */
-	queue->flags = 0;
-	queue->ctrl = ctrl;
-	queue->qid = qid;
+	clear_bit(XRDMA_Q_CONNECTED, &queue->flags);
+	clear_bit(XRDMA_Q_LIVE, &queue->flags);
+	clear_bit(XRDMA_Q_STOPPED, &queue->flags);
 	queue->size = size;
 	queue->crqsize = 0;
 	xrdma_queue_pend_reset(queue);
-	init_completion(&queue->cm_done);
-	/* in-capsule data: I/O queues only, what IOCCSZ leaves after the SQE */
-	queue->inline_size = qid && ctrl->use_inline ?
-		ctrl->ctrl.ioccsz * 16 - sizeof(struct nvme_command) : 0;
 
 	for (;;) {
-		ret = xrdma_cm_connect(queue);
+		/* in-capsule data: I/O queues only, what IOCCSZ leaves */
+		queue->inline_size = qid && ctrl->use_inline ?
+			ctrl->ctrl.ioccsz * 16 - sizeof(struct nvme_command) : 0;
+		ret = xrdma_queue_establish(queue);
 		if (ret != -ESTALE || ++tries > XRDMA_STALE_RETRIES)
 			break;
-		atomic_inc(&ctrl->stale_retries);
+		xrdma_count(ctrl, stale_retries);
 		msleep(XRDMA_STALE_DELAY_MS * tries);
 	}
 	if (ret)
@@ -419,17 +403,82 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 		ret = nvmf_connect_io_queue(nctrl, queue->qid);
 	else
 		ret = nvmf_connect_admin_queue(nctrl);
+	if (ret > 0) {
+		xrdma_qinfo(queue, "fabrics Connect failed: NVMe status %#x\n",
+			    ret);
+		return ret;
+	}
 	if (ret) {
-		if (ret > 0)
-			dev_info(nctrl->device,
-				 "queue %d: fabrics Connect failed: NVMe status %#x\n",
-				 queue->qid, ret);
-		else
-			dev_info(nctrl->device,
-				 "queue %d: fabrics Connect failed: %d\n",
-				 queue->qid, ret);
+		xrdma_qinfo(queue, "fabrics Connect failed: %d\n", ret);
 		return ret;
 	}
 	set_bit(XRDMA_Q_LIVE, &queue->flags);
 	return 0;
+}
+
+/**
+ * xrdma_queue_stop() - disconnect a queue and flush its work requests
+ * @queue: the queue
+ *
+ * Idempotent; safe against the timeout handler.  After it returns no
+ * completion handler of this queue runs any more.
+ */
+void xrdma_queue_stop(struct xrdma_queue *queue)
+{
+	mutex_lock(&queue->stop_lock);
+	if (test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
+	    !test_and_set_bit(XRDMA_Q_STOPPED, &queue->flags)) {
+		clear_bit(XRDMA_Q_LIVE, &queue->flags);
+		xrdma_cm_disconnect(queue);
+		xrdma_queue_drain(queue);
+	}
+	mutex_unlock(&queue->stop_lock);
+}
+
+/**
+ * xrdma_queue_free() - release everything a queue holds
+ * @queue: a stopped (or never started) queue
+ */
+void xrdma_queue_free(struct xrdma_queue *queue)
+{
+	mutex_lock(&queue->stop_lock);
+	if (test_and_clear_bit(XRDMA_Q_ALLOCATED, &queue->flags)) {
+		xrdma_debugfs_queue_del(queue);
+		xrdma_queue_destroy_ib(queue);
+		xrdma_cm_destroy_id(queue);
+	}
+	mutex_unlock(&queue->stop_lock);
+}
+
+/**
+ * xrdma_queue_init() - prepare a queue slot for the life of its controller
+ * @ctrl: the controller
+ * @qid: index of the slot in ctrl->queues
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int xrdma_queue_init(struct xrdma_ctrl *ctrl, int qid)
+{
+	struct xrdma_queue *queue = &ctrl->queues[qid];
+
+	queue->stats = alloc_percpu(struct xrdma_queue_stats);
+	if (!queue->stats)
+		return -ENOMEM;
+	queue->ctrl = ctrl;
+	queue->qid = qid;
+	mutex_init(&queue->stop_lock);
+	spin_lock_init(&queue->sq_lock);
+	xrdma_queue_pend_reset(queue);
+	return 0;
+}
+
+/**
+ * xrdma_queue_exit() - undo xrdma_queue_init() on a freed queue
+ * @queue: the queue slot
+ */
+void xrdma_queue_exit(struct xrdma_queue *queue)
+{
+	mutex_destroy(&queue->stop_lock);
+	free_percpu(queue->stats);
+	queue->stats = NULL;
 }

@@ -18,7 +18,7 @@
 #include <rdma/mr_pool.h>
 
 #include "xrdma.h"
-#include "trace.h"
+#include <trace/events/nvme_xrdma.h>
 
 static struct blk_mq_tags *xrdma_queue_tags(struct xrdma_queue *queue)
 {
@@ -29,25 +29,18 @@ static struct blk_mq_tags *xrdma_queue_tags(struct xrdma_queue *queue)
 	return ctrl->tag_set.tags[queue->qid - 1];
 }
 
-/**
- * xrdma_wr_error() - report a failed work request and recover
- * @queue: queue of the work request
- * @wc: the failed completion
- * @what: what kind of work request it was
- */
-void xrdma_wr_error(struct xrdma_queue *queue, struct ib_wc *wc,
-		    const char *what)
+/* Report a failed work request and recover. */
+static void xrdma_wr_error(struct xrdma_queue *queue, struct ib_wc *wc,
+			   const char *what)
 {
 	struct xrdma_ctrl *ctrl = queue->ctrl;
 
-	atomic64_inc(&queue->stats.wr_errors);
+	xrdma_stat_inc(queue, wr_errors);
 	/* flushes are the echo of a stop, not news */
 	if (wc->status != IB_WC_WR_FLUSH_ERR &&
 	    nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE)
-		dev_info_ratelimited(ctrl->ctrl.device,
-				     "queue %d: %s failed: %s (%d)\n",
-				     queue->qid, what,
-				     ib_wc_status_msg(wc->status), wc->status);
+		xrdma_qinfo_rl(queue, "%s failed: %s (%d)\n", what,
+			       ib_wc_status_msg(wc->status), wc->status);
 	xrdma_error_recovery(ctrl);
 }
 
@@ -76,7 +69,7 @@ static void xrdma_complete_rq(struct request *rq)
 	struct xrdma_queue *queue = req->queue;
 
 	xrdma_unmap_data(queue, rq);
-	atomic64_inc(&queue->stats.completed);
+	xrdma_stat_inc(queue, completed);
 	nvme_complete_rq(rq);
 }
 
@@ -147,13 +140,12 @@ static bool xrdma_handle_inv(struct xrdma_queue *queue,
 	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
 		if (unlikely(!req->mr ||
 			     wc->ex.invalidate_rkey != req->mr->rkey)) {
-			dev_err_ratelimited(queue->ctrl->ctrl.device,
-					    "queue %d: target invalidated rkey %#x, not ours (%#x)\n",
-					    queue->qid, wc->ex.invalidate_rkey,
-					    req->mr ? req->mr->rkey : 0);
+			xrdma_qerr_rl(queue, "target invalidated rkey %#x, not ours (%#x)\n",
+				      wc->ex.invalidate_rkey,
+				      req->mr ? req->mr->rkey : 0);
 			return false;
 		}
-		atomic64_inc(&queue->stats.remote_inv);
+		xrdma_stat_inc(queue, remote_inv);
 		return true;
 	}
 	if (!req->mr)
@@ -162,23 +154,67 @@ static bool xrdma_handle_inv(struct xrdma_queue *queue,
 	/* the target left the MR valid: invalidate it before completing */
 	atomic_or(XRDMA_REQ_INV, &req->waiting);
 	if (unlikely(xrdma_post_local_inv(queue, req))) {
-		dev_err_ratelimited(queue->ctrl->ctrl.device,
-				    "queue %d: cannot post LOCAL_INV for rkey %#x\n",
-				    queue->qid, req->mr->rkey);
+		xrdma_qerr_rl(queue, "cannot post LOCAL_INV for rkey %#x\n",
+			      req->mr->rkey);
 		return false;
 	}
-	atomic64_inc(&queue->stats.local_inv);
+	xrdma_stat_inc(queue, local_inv);
 	return true;
 }
 
 static void xrdma_bad_response(struct xrdma_queue *queue, const char *why,
 			       u16 cid)
 {
-	atomic64_inc(&queue->stats.bad_rsp);
-	dev_err_ratelimited(queue->ctrl->ctrl.device,
-			    "queue %d: bad response (%s, command id %#x), recovering\n",
-			    queue->qid, why, cid);
+	xrdma_stat_inc(queue, bad_rsp);
+	xrdma_qerr_rl(queue, "bad response (%s, command id %#x), recovering\n",
+		      why, cid);
 	xrdma_error_recovery(queue->ctrl);
+}
+
+/*
+ * Match a response to the command it answers.  Return the request, NULL
+ * for the AEN (handed to core here), or an error pointer for a response
+ * that was refused (recovery is under way).
+ */
+static struct xrdma_request *xrdma_process_rsp(struct xrdma_queue *queue,
+					       struct nvme_completion *cqe,
+					       struct ib_wc *wc)
+{
+	struct xrdma_request *req;
+	struct request *rq;
+	u16 cid = cqe->command_id;
+
+	if (unlikely(nvme_is_aen_req(queue->qid, cid))) {
+		if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+			xrdma_bad_response(queue, "invalidate on AEN", cid);
+			return ERR_PTR(-EPROTO);
+		}
+		nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
+					  &cqe->result);
+		return NULL;
+	}
+
+	rq = nvme_find_rq(xrdma_queue_tags(queue), cid);
+	if (unlikely(!rq)) {
+		xrdma_bad_response(queue, "unknown command id", cid);
+		return ERR_PTR(-EPROTO);
+	}
+	req = blk_mq_rq_to_pdu(rq);
+	if (unlikely(req->queue != queue ||
+		     !(atomic_read(&req->waiting) & XRDMA_REQ_RESP))) {
+		xrdma_bad_response(queue, "command not in flight", cid);
+		return ERR_PTR(-EPROTO);
+	}
+
+	req->status = cqe->status;
+	req->result = cqe->result;
+	trace_xrdma_recv(queue, cid, le16_to_cpu(cqe->status),
+			 wc->wc_flags & IB_WC_WITH_INVALIDATE);
+	if (unlikely(!xrdma_handle_inv(queue, req, wc))) {
+		xrdma_bad_response(queue, "invalidation", cid);
+		return ERR_PTR(-EPROTO);
+	}
+	return req;
 }
 
 /**
@@ -188,7 +224,8 @@ static void xrdma_bad_response(struct xrdma_queue *queue, const char *why,
  *
  * Nothing in the response is trusted: the length, the command id (tag and
  * generation) and the invalidated rkey are all checked, and anything off
- * starts error recovery instead of completing a request.
+ * starts error recovery instead of completing a request.  The receive
+ * buffer is posted again before the request completes.
  */
 void xrdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -196,11 +233,9 @@ void xrdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct xrdma_rsp_slot, cqe);
 	struct xrdma_queue *queue = slot->queue;
 	struct ib_device *ibdev = queue->dev->ibdev;
-	u64 dma = queue->cqes_dma + slot->index * sizeof(*queue->cqes);
+	u64 dma = xrdma_cqe_dma(queue, slot->index);
 	struct nvme_completion *cqe = &queue->cqes[slot->index];
-	struct xrdma_request *req = NULL;
-	struct request *rq;
-	u16 cid;
+	struct xrdma_request *req;
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		xrdma_wr_error(queue, wc, "RECV");
@@ -212,46 +247,14 @@ void xrdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 
 	ib_dma_sync_single_for_cpu(ibdev, dma, sizeof(*cqe), DMA_FROM_DEVICE);
-	cid = cqe->command_id;
-
-	if (unlikely(nvme_is_aen_req(queue->qid, cid))) {
-		if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
-			xrdma_bad_response(queue, "invalidate on AEN", cid);
-			return;
-		}
-		nvme_complete_async_event(&queue->ctrl->ctrl, cqe->status,
-					  &cqe->result);
-		goto repost;
-	}
-
-	rq = nvme_find_rq(xrdma_queue_tags(queue), cid);
-	if (unlikely(!rq)) {
-		xrdma_bad_response(queue, "unknown command id", cid);
+	req = xrdma_process_rsp(queue, cqe, wc);
+	if (IS_ERR(req))
 		return;
-	}
-	req = blk_mq_rq_to_pdu(rq);
-	if (unlikely(req->queue != queue ||
-		     !(atomic_read(&req->waiting) & XRDMA_REQ_RESP))) {
-		xrdma_bad_response(queue, "command not in flight", cid);
-		return;
-	}
 
-	req->status = cqe->status;
-	req->result = cqe->result;
-	trace_xrdma_recv(queue, cid, le16_to_cpu(cqe->status),
-			 wc->wc_flags & IB_WC_WITH_INVALIDATE);
-	if (unlikely(!xrdma_handle_inv(queue, req, wc))) {
-		xrdma_bad_response(queue, "invalidation", cid);
-		return;
-	}
-
-repost:
 	ib_dma_sync_single_for_device(ibdev, dma, sizeof(*cqe),
 				      DMA_FROM_DEVICE);
 	if (unlikely(xrdma_queue_post_recv(queue, slot))) {
-		dev_err_ratelimited(queue->ctrl->ctrl.device,
-				    "queue %d: cannot repost receive\n",
-				    queue->qid);
+		xrdma_qerr_rl(queue, "cannot repost receive\n");
 		xrdma_error_recovery(queue->ctrl);
 	}
 	if (req)
@@ -406,21 +409,20 @@ static void xrdma_fail_unposted(struct xrdma_queue *queue,
 static void xrdma_flush_pending(struct xrdma_queue *queue)
 {
 	struct ib_send_wr *head = queue->pend_head;
-	const struct ib_send_wr *bad;
+	const struct ib_send_wr *bad = NULL;
 	int ret;
 
+	lockdep_assert_held(&queue->sq_lock);
 	if (!head)
 		return;
-	queue->stats.posts++;
-	queue->stats.wrs += queue->pend_nr;
+	xrdma_stat_inc(queue, posts);
+	xrdma_stat_add(queue, wrs, queue->pend_nr);
 	trace_xrdma_post(queue, queue->pend_nr);
 	xrdma_queue_pend_reset(queue);
 
 	ret = ib_post_send(queue->qp, head, &bad);
 	if (unlikely(ret)) {
-		dev_err_ratelimited(queue->ctrl->ctrl.device,
-				    "queue %d: ib_post_send failed: %d\n",
-				    queue->qid, ret);
+		xrdma_qerr_rl(queue, "ib_post_send failed: %d\n", ret);
 		xrdma_fail_unposted(queue, bad);
 		xrdma_error_recovery(queue->ctrl);
 	}
@@ -435,30 +437,42 @@ static void xrdma_commit_rqs(struct blk_mq_hw_ctx *hctx)
 	spin_unlock(&queue->sq_lock);
 }
 
-/* Point the SEND at the command's ring slot and its inline pages. */
+/*
+ * Copy @cmd into command ring slot @slot and build the SEND that carries
+ * it: @sge[0] is the slot, @sge[1 .. nsge - 1] in-capsule data.
+ */
+static void xrdma_build_send(struct xrdma_queue *queue,
+			     const struct nvme_command *cmd, u32 slot,
+			     struct ib_send_wr *wr, struct ib_sge *sge,
+			     int nsge, struct ib_cqe *cqe)
+{
+	u64 dma = xrdma_sqe_dma(queue, slot);
+
+	memcpy(&queue->sqes[slot], cmd, sizeof(*cmd));
+	ib_dma_sync_single_for_device(queue->dev->ibdev, dma, sizeof(*cmd),
+				      DMA_TO_DEVICE);
+
+	sge[0].addr = dma;
+	sge[0].length = sizeof(*cmd);
+	sge[0].lkey = queue->dev->pd->local_dma_lkey;
+
+	wr->next = NULL;
+	wr->wr_cqe = cqe;
+	wr->sg_list = sge;
+	wr->num_sge = nsge;
+	wr->opcode = IB_WR_SEND;
+	wr->send_flags = IB_SEND_SIGNALED;
+}
+
+/* The WRs of a command: REG_MR for keyed data, then the SEND. */
 static struct ib_send_wr *xrdma_build_wrs(struct xrdma_queue *queue,
 					  struct xrdma_request *req,
 					  struct request *rq, u32 *nwr)
 {
-	struct ib_device *ibdev = queue->dev->ibdev;
-	u64 dma = queue->sqes_dma + rq->tag * sizeof(struct nvme_command);
+	int nsge = 1 + (req->kind == XRDMA_DATA_INLINE ? req->nents : 0);
 
-	memcpy(&queue->sqes[rq->tag], &req->cmd, sizeof(req->cmd));
-	ib_dma_sync_single_for_device(ibdev, dma, sizeof(req->cmd),
-				      DMA_TO_DEVICE);
-
-	req->sge[0].addr = dma;
-	req->sge[0].length = sizeof(struct nvme_command);
-	req->sge[0].lkey = queue->dev->pd->local_dma_lkey;
-
-	req->send_wr.next = NULL;
-	req->send_wr.wr_cqe = &req->send_cqe;
-	req->send_wr.sg_list = req->sge;
-	req->send_wr.num_sge = 1 + (req->kind == XRDMA_DATA_INLINE ?
-				    req->nents : 0);
-	req->send_wr.opcode = IB_WR_SEND;
-	req->send_wr.send_flags = IB_SEND_SIGNALED;
-
+	xrdma_build_send(queue, &req->cmd, rq->tag, &req->send_wr, req->sge,
+			 nsge, &req->send_cqe);
 	if (req->kind == XRDMA_DATA_FRWR) {
 		req->reg_wr.wr.next = &req->send_wr;
 		*nwr = 2;
@@ -471,18 +485,16 @@ static struct ib_send_wr *xrdma_build_wrs(struct xrdma_queue *queue,
 static void xrdma_count_submit(struct xrdma_queue *queue,
 			       struct xrdma_request *req)
 {
-	struct xrdma_queue_stats *st = &queue->stats;
-
-	st->submitted++;
+	xrdma_stat_inc(queue, submitted);
 	switch (req->kind) {
 	case XRDMA_DATA_NONE:
-		st->no_data++;
+		xrdma_stat_inc(queue, no_data);
 		break;
 	case XRDMA_DATA_INLINE:
-		st->inline_data++;
+		xrdma_stat_inc(queue, inline_data);
 		break;
 	default:
-		st->frwr++;
+		xrdma_stat_inc(queue, frwr);
 		break;
 	}
 }
@@ -518,22 +530,20 @@ static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
 		nvme_cleanup_cmd(rq);
 		if (ret == -ENOMEM || ret == -EAGAIN) {
 			spin_lock(&queue->sq_lock);
-			queue->stats.busy++;
+			xrdma_stat_inc(queue, busy);
 			/* what is pending must not wait for a retry */
 			xrdma_flush_pending(queue);
 			spin_unlock(&queue->sq_lock);
 			return BLK_STS_RESOURCE;
 		}
-		dev_err_ratelimited(nctrl->device,
-				    "queue %d: cannot map data: %d\n",
-				    queue->qid, ret);
+		xrdma_qerr_rl(queue, "cannot map data: %d\n", ret);
 		/* a path error lets multipath try another path */
 		return ret == -EIO ? nvme_host_path_error(rq) : BLK_STS_IOERR;
 	}
 
 	atomic_set(&req->waiting, XRDMA_REQ_SEND | XRDMA_REQ_RESP);
 	first = xrdma_build_wrs(queue, req, rq, &nwr);
-	trace_xrdma_queue_rq(queue, rq, req);
+	trace_xrdma_queue_rq(queue, rq, req->kind);
 
 	spin_lock(&queue->sq_lock);
 	xrdma_count_submit(queue, req);
@@ -564,37 +574,23 @@ static void xrdma_aen_send_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 void xrdma_submit_async_event(struct nvme_ctrl *nctrl)
 {
-	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(nctrl);
-	struct xrdma_queue *queue = &ctrl->queues[0];
-	struct nvme_command *c = &queue->sqes[NVME_AQ_BLK_MQ_DEPTH];
-	u64 dma = queue->sqes_dma +
-		  NVME_AQ_BLK_MQ_DEPTH * sizeof(struct nvme_command);
-	struct ib_sge sge = {
-		.addr = dma,
-		.length = sizeof(*c),
-		.lkey = queue->dev->pd->local_dma_lkey,
-	};
-	struct ib_send_wr wr = {
-		.wr_cqe = &queue->aen_cqe,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED,
-	};
+	struct xrdma_queue *queue = &to_xrdma_ctrl(nctrl)->queues[0];
+	struct nvme_command c = { };
+	struct ib_send_wr wr;
+	struct ib_sge sge;
 	int ret;
 
 	if (!test_bit(XRDMA_Q_LIVE, &queue->flags))
 		return;
 
-	memset(c, 0, sizeof(*c));
-	c->common.opcode = nvme_admin_async_event;
-	c->common.command_id = NVME_AQ_BLK_MQ_DEPTH;
-	c->common.flags |= NVME_CMD_SGL_METABUF;
-	xrdma_set_null_sgl(c);
-	ib_dma_sync_single_for_device(queue->dev->ibdev, dma, sizeof(*c),
-				      DMA_TO_DEVICE);
+	c.common.opcode = nvme_admin_async_event;
+	c.common.command_id = NVME_AQ_BLK_MQ_DEPTH;
+	c.common.flags |= NVME_CMD_SGL_METABUF;
+	xrdma_set_null_sgl(&c);
 
 	queue->aen_cqe.done = xrdma_aen_send_done;
+	xrdma_build_send(queue, &c, NVME_AQ_BLK_MQ_DEPTH, &wr, &sge, 1,
+			 &queue->aen_cqe);
 	ret = ib_post_send(queue->qp, &wr, NULL);
 	if (ret)
 		dev_warn(nctrl->device, "cannot post AEN: %d\n", ret);
@@ -605,21 +601,21 @@ static enum blk_eh_timer_return xrdma_timeout(struct request *rq)
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
 	struct xrdma_queue *queue = req->queue;
 	struct xrdma_ctrl *ctrl = queue->ctrl;
-	struct nvme_command *c = &req->cmd;
+	int waiting = atomic_read(&req->waiting);
+	struct xrdma_queue_stats st;
 
-	atomic64_inc(&queue->stats.timeouts);
-	trace_xrdma_timeout(queue, rq, atomic_read(&req->waiting));
-	dev_warn(ctrl->ctrl.device,
-		 "queue %d: command id %#x opcode %#x timed out (waiting for%s%s%s; %lld of %llu commands outstanding), controller %s\n",
-		 queue->qid, nvme_cid(rq), c->common.opcode,
-		 atomic_read(&req->waiting) & XRDMA_REQ_SEND ? " send" : "",
-		 atomic_read(&req->waiting) & XRDMA_REQ_RESP ? " response" : "",
-		 atomic_read(&req->waiting) & XRDMA_REQ_INV ? " invalidate" : "",
-		 (long long)(READ_ONCE(queue->stats.submitted) -
-			     atomic64_read(&queue->stats.completed)),
-		 READ_ONCE(queue->stats.submitted),
-		 nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE ?
-		 "live: recovering" : "not live: aborting");
+	xrdma_stat_inc(queue, timeouts);
+	xrdma_queue_stats_read(queue, &st);
+	trace_xrdma_timeout(queue, rq, waiting);
+	xrdma_qwarn(queue,
+		    "command id %#x opcode %#x timed out (waiting for%s%s%s; %lld of %llu commands outstanding), controller %s\n",
+		    nvme_cid(rq), req->cmd.common.opcode,
+		    waiting & XRDMA_REQ_SEND ? " send" : "",
+		    waiting & XRDMA_REQ_RESP ? " response" : "",
+		    waiting & XRDMA_REQ_INV ? " invalidate" : "",
+		    (long long)(st.submitted - st.completed), st.submitted,
+		    nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE ?
+		    "live: recovering" : "not live: aborting");
 
 	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE) {
 		/*

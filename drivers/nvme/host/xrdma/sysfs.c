@@ -8,6 +8,8 @@
  * long as the controller device, so every attribute must also make sense
  * while the controller is connecting, resetting or being deleted, when the
  * queues may not be allocated: such attributes then read "none" or 0.
+ * The controller's event counters are here; the data path counters of its
+ * queues are in debugfs.
  * See Documentation/ABI/testing/sysfs-class-nvme-xrdma.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -25,23 +27,23 @@ static struct xrdma_ctrl *xrdma_dev_to_ctrl(struct device *dev)
 }
 
 /*
- * Show something that exists only while the admin queue is allocated.  The
+ * Show something that exists only while queue @qid is allocated.  The
  * queue's stop_lock keeps it from being torn down under us; @show runs
  * only if the queue is allocated, else @none is shown.
  */
-static ssize_t xrdma_admin_queue_show(struct device *dev, char *buf,
-				      const char *none,
-				      ssize_t (*show)(struct xrdma_queue *,
-						      char *))
+static ssize_t xrdma_queue_attr_show(struct device *dev, char *buf, int qid,
+				     const char *none,
+				     ssize_t (*show)(struct xrdma_queue *,
+						     char *))
 {
 	struct xrdma_ctrl *ctrl = xrdma_dev_to_ctrl(dev);
 	struct xrdma_queue *queue;
 	ssize_t ret;
 
-	if (!ctrl->queues)
+	if (qid >= READ_ONCE(ctrl->ctrl.queue_count))
 		return sysfs_emit(buf, "%s\n", none);
 
-	queue = &ctrl->queues[0];
+	queue = &ctrl->queues[qid];
 	ret = mutex_lock_interruptible(&queue->stop_lock);
 	if (ret)
 		return ret;
@@ -55,9 +57,6 @@ static ssize_t xrdma_admin_queue_show(struct device *dev, char *buf,
 
 static ssize_t xrdma_show_ibdev(struct xrdma_queue *queue, char *buf)
 {
-	/* the admin queue's device is the controller's (ctrl->dev) */
-	if (!queue->dev)
-		return sysfs_emit(buf, "none\n");
 	return sysfs_emit(buf, "%s\n", dev_name(&queue->dev->ibdev->dev));
 }
 
@@ -65,61 +64,31 @@ static ssize_t xrdma_rdma_device_show(struct device *dev,
 				      struct device_attribute *attr,
 				      char *buf)
 {
-	return xrdma_admin_queue_show(dev, buf, "none", xrdma_show_ibdev);
+	return xrdma_queue_attr_show(dev, buf, 0, "none", xrdma_show_ibdev);
 }
 
 static ssize_t xrdma_show_port(struct xrdma_queue *queue, char *buf)
 {
-	return sysfs_emit(buf, "%u\n", queue->cm_id ? queue->cm_id->port_num
-						     : 0);
+	return sysfs_emit(buf, "%u\n", queue->cm_id->port_num);
 }
 
 static ssize_t xrdma_rdma_port_show(struct device *dev,
 				    struct device_attribute *attr, char *buf)
 {
-	return xrdma_admin_queue_show(dev, buf, "0", xrdma_show_port);
+	return xrdma_queue_attr_show(dev, buf, 0, "0", xrdma_show_port);
+}
+
+static ssize_t xrdma_show_inline_size(struct xrdma_queue *queue, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", queue->inline_size);
 }
 
 static ssize_t xrdma_inline_data_size_show(struct device *dev,
 					   struct device_attribute *attr,
 					   char *buf)
 {
-	struct xrdma_ctrl *ctrl = xrdma_dev_to_ctrl(dev);
-	u32 size = 0;
-
 	/* all I/O queues are set up alike: queue 1 speaks for them */
-	if (ctrl->queues && READ_ONCE(ctrl->ctrl.queue_count) > 1 &&
-	    test_bit(XRDMA_Q_ALLOCATED, &ctrl->queues[1].flags))
-		size = READ_ONCE(ctrl->queues[1].inline_size);
-	return sysfs_emit(buf, "%u\n", size);
-}
-
-static ssize_t xrdma_max_io_size_show(struct device *dev,
-				      struct device_attribute *attr,
-				      char *buf)
-{
-	struct xrdma_ctrl *ctrl = xrdma_dev_to_ctrl(dev);
-	u64 bytes = (u64)READ_ONCE(ctrl->ctrl.max_hw_sectors) << SECTOR_SHIFT;
-
-	return sysfs_emit(buf, "%llu\n", bytes);
-}
-
-static ssize_t xrdma_max_segments_show(struct device *dev,
-				       struct device_attribute *attr,
-				       char *buf)
-{
-	struct xrdma_ctrl *ctrl = xrdma_dev_to_ctrl(dev);
-
-	return sysfs_emit(buf, "%u\n", READ_ONCE(ctrl->ctrl.max_segments));
-}
-
-static ssize_t xrdma_queue_depth_show(struct device *dev,
-				      struct device_attribute *attr,
-				      char *buf)
-{
-	struct xrdma_ctrl *ctrl = xrdma_dev_to_ctrl(dev);
-
-	return sysfs_emit(buf, "%u\n", READ_ONCE(ctrl->ctrl.sqsize) + 1U);
+	return xrdma_queue_attr_show(dev, buf, 1, "0", xrdma_show_inline_size);
 }
 
 static ssize_t xrdma_show_io_queues(struct device *dev, char *buf,
@@ -151,31 +120,6 @@ static ssize_t xrdma_nr_poll_queues_show(struct device *dev,
 	return xrdma_show_io_queues(dev, buf, HCTX_TYPE_POLL);
 }
 
-static ssize_t xrdma_recoveries_show(struct device *dev,
-				     struct device_attribute *attr, char *buf)
-{
-	struct xrdma_ctrl *ctrl = xrdma_dev_to_ctrl(dev);
-
-	return sysfs_emit(buf, "%d\n", atomic_read(&ctrl->recoveries));
-}
-
-static ssize_t xrdma_stale_retries_show(struct device *dev,
-					struct device_attribute *attr,
-					char *buf)
-{
-	struct xrdma_ctrl *ctrl = xrdma_dev_to_ctrl(dev);
-
-	return sysfs_emit(buf, "%d\n", atomic_read(&ctrl->stale_retries));
-}
-
-static ssize_t xrdma_reconnects_show(struct device *dev,
-				     struct device_attribute *attr, char *buf)
-{
-	struct xrdma_ctrl *ctrl = xrdma_dev_to_ctrl(dev);
-
-	return sysfs_emit(buf, "%d\n", READ_ONCE(ctrl->ctrl.nr_reconnects));
-}
-
 /* Like DEVICE_ATTR_RO(), with the xrdma_ prefix on the variable and show. */
 #define XRDMA_ATTR_RO(_name)						\
 	struct device_attribute xrdma_attr_##_name =			\
@@ -184,29 +128,37 @@ static ssize_t xrdma_reconnects_show(struct device *dev,
 static XRDMA_ATTR_RO(rdma_device);
 static XRDMA_ATTR_RO(rdma_port);
 static XRDMA_ATTR_RO(inline_data_size);
-static XRDMA_ATTR_RO(max_io_size);
-static XRDMA_ATTR_RO(max_segments);
-static XRDMA_ATTR_RO(queue_depth);
 static XRDMA_ATTR_RO(nr_default_queues);
 static XRDMA_ATTR_RO(nr_read_queues);
 static XRDMA_ATTR_RO(nr_poll_queues);
-static XRDMA_ATTR_RO(recoveries);
-static XRDMA_ATTR_RO(stale_retries);
-static XRDMA_ATTR_RO(reconnects);
+
+/* One attribute per entry of XRDMA_CTRL_COUNTERS(). */
+struct xrdma_counter_attr {
+	struct device_attribute	attr;
+	size_t			offset;
+};
+
+static ssize_t xrdma_counter_show(struct device *dev,
+				  struct device_attribute *attr, char *buf)
+{
+	struct xrdma_counter_attr *ca =
+		container_of(attr, struct xrdma_counter_attr, attr);
+	struct xrdma_ctrl *ctrl = xrdma_dev_to_ctrl(dev);
+	atomic_t *counter = (void *)&ctrl->counters + ca->offset;
+
+	return sysfs_emit(buf, "%d\n", atomic_read(counter));
+}
+
+XRDMA_CTRL_COUNTERS(XRDMA_COUNTER_ATTR)
 
 static struct attribute *xrdma_attrs[] = {
 	&xrdma_attr_rdma_device.attr,
 	&xrdma_attr_rdma_port.attr,
 	&xrdma_attr_inline_data_size.attr,
-	&xrdma_attr_max_io_size.attr,
-	&xrdma_attr_max_segments.attr,
-	&xrdma_attr_queue_depth.attr,
 	&xrdma_attr_nr_default_queues.attr,
 	&xrdma_attr_nr_read_queues.attr,
 	&xrdma_attr_nr_poll_queues.attr,
-	&xrdma_attr_recoveries.attr,
-	&xrdma_attr_stale_retries.attr,
-	&xrdma_attr_reconnects.attr,
+	XRDMA_CTRL_COUNTERS(XRDMA_COUNTER_ATTR_PTR)
 	NULL
 };
 

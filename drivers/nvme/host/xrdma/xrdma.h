@@ -35,8 +35,6 @@
 #define XRDMA_INLINE_SG_CNT	2	/* scatterlist entries in the PDU */
 #define XRDMA_MAX_QUEUE_SIZE	NVME_RDMA_MAX_QUEUE_SIZE
 
-extern const char *xrdma_transport_name;
-
 /**
  * struct xrdma_device - an RDMA device shared by all queues on it
  * @ibdev: the RDMA device
@@ -57,24 +55,7 @@ struct xrdma_device {
 	u8			max_rd_atom;
 };
 
-/* Per-queue counters, shown in debugfs. */
-struct xrdma_queue_stats {
-	/* submission side, written under sq_lock */
-	u64	submitted;
-	u64	no_data;
-	u64	inline_data;
-	u64	frwr;
-	u64	posts;		/* ib_post_send calls */
-	u64	wrs;		/* work requests in those calls */
-	u64	busy;		/* BLK_STS_RESOURCE returned */
-	/* completion side */
-	atomic64_t completed;
-	atomic64_t remote_inv;
-	atomic64_t local_inv;
-	atomic64_t wr_errors;
-	atomic64_t bad_rsp;
-	atomic64_t timeouts;
-};
+#include "counters.h"
 
 /**
  * struct xrdma_rsp_slot - one posted receive buffer of a queue
@@ -88,9 +69,14 @@ struct xrdma_rsp_slot {
 	u32			index;
 };
 
+/*
+ * Queue lifecycle bits, in the order they are set.  A queue slot in
+ * ctrl->queues is reused for every association: xrdma_queue_alloc() starts
+ * it from no bits, xrdma_queue_free() ends with none.
+ */
 enum xrdma_queue_flags {
-	XRDMA_Q_ALLOCATED,	/* cm_id, QP and rings exist */
 	XRDMA_Q_CONNECTED,	/* RC connection established */
+	XRDMA_Q_ALLOCATED,	/* cm_id, QP, CQ and rings owned by the queue */
 	XRDMA_Q_LIVE,		/* fabrics Connect succeeded */
 	XRDMA_Q_STOPPED,	/* disconnected and drained */
 };
@@ -102,66 +88,66 @@ enum xrdma_queue_flags {
  * @flags: enum xrdma_queue_flags
  * @size: entries in the command and response rings (queue depth)
  * @inline_size: in-capsule data bytes usable on this queue (0 = none)
- * @cm_id: rdma_cm identifier
- * @cm_done: completes when the awaited CM event arrived
- * @cm_error: result of the awaited CM step
- * @dev: RDMA device (reference held while allocated)
  * @qp: the RC queue pair
- * @cq: completion queue for both directions
- * @cq_size: entries requested for @cq
- * @poll_direct: @cq is IB_POLL_DIRECT, reaped by blk-mq ->poll
+ * @dev: RDMA device (reference held while allocated)
  * @sqes: command ring, one 64-byte SQE per tag
  * @sqes_dma: DMA address of @sqes
+ * @sq_lock: protects the pending WR chain (@pend_head, @pend_tail, @pend_nr)
+ * @pend_head: first WR not yet posted (doorbell batching)
+ * @pend_tail: where the next WR is linked
+ * @pend_nr: WRs on the pending chain
+ * @stats: per-CPU data path counters
+ * @cq: completion queue for both directions
+ * @poll_direct: @cq is IB_POLL_DIRECT, reaped by blk-mq ->poll
  * @cqes: response ring
  * @cqes_dma: DMA address of @cqes
  * @slots: receive descriptors, one per @cqes entry
  * @aen_cqe: SEND completion cookie of the AEN command (admin queue)
+ * @cm_id: rdma_cm identifier
+ * @cm_done: completes when the awaited CM event arrived
+ * @cm_error: result of the awaited CM step
+ * @crqsize: receive queue size the target announced in its CM reply
  * @drain_cqe: completion of the drain marker
  * @drain_done: completes when the drain marker was reaped
- * @stop_lock: serialises stop and free against the timeout handler and
- *	sysfs readers
- * @sq_lock: protects the pending WR chain and submission stats
- * @pend_head: first WR not yet posted (doorbell batching)
- * @pend_tail: where the next WR is linked
- * @pend_nr: WRs on the pending chain
- * @crqsize: receive queue size the target announced in its CM reply
- * @stats: counters for debugfs
+ * @stop_lock: serialises stop and free against the timeout handler, sysfs
+ *	readers and device removal
  * @debugfs: this queue's debugfs directory
  */
 struct xrdma_queue {
+	/* read by both sides */
 	struct xrdma_ctrl	*ctrl;
 	u16			qid;
 	unsigned long		flags;
 	u32			size;
 	u32			inline_size;
 
-	struct rdma_cm_id	*cm_id;
-	struct completion	cm_done;
-	int			cm_error;
-
-	struct xrdma_device	*dev;
+	/* submission: every ->queue_rq touches these */
 	struct ib_qp		*qp;
-	struct ib_cq		*cq;
-	u32			cq_size;
-	bool			poll_direct;
-
+	struct xrdma_device	*dev;
 	struct nvme_command	*sqes;
 	u64			sqes_dma;
-	struct nvme_completion	*cqes;
-	u64			cqes_dma;
-	struct xrdma_rsp_slot	*slots;
-	struct ib_cqe		aen_cqe;
-	struct ib_cqe		drain_cqe;
-	struct completion	drain_done;
-
-	struct mutex		stop_lock;	/* see kernel-doc */
 	spinlock_t		sq_lock;	/* see kernel-doc */
 	struct ib_send_wr	*pend_head;
 	struct ib_send_wr	**pend_tail;
 	u32			pend_nr;
-	u16			crqsize;
+	struct xrdma_queue_stats __percpu *stats;
 
-	struct xrdma_queue_stats stats;
+	/* completion: every response touches these */
+	struct ib_cq		*cq ____cacheline_aligned_in_smp;
+	bool			poll_direct;
+	struct nvme_completion	*cqes;
+	u64			cqes_dma;
+	struct xrdma_rsp_slot	*slots;
+	struct ib_cqe		aen_cqe;
+
+	/* connection setup and teardown */
+	struct rdma_cm_id	*cm_id ____cacheline_aligned_in_smp;
+	struct completion	cm_done;
+	int			cm_error;
+	u16			crqsize;
+	struct ib_cqe		drain_cqe;
+	struct completion	drain_done;
+	struct mutex		stop_lock;	/* see kernel-doc */
 	struct dentry		*debugfs;
 };
 
@@ -222,29 +208,22 @@ struct xrdma_request {
 /**
  * struct xrdma_ctrl - an NVMe controller reached over RDMA
  * @ctrl: nvme core controller
- * @queues: queue array, index = qid
- * @dev: RDMA device of the admin queue (valid while it is allocated)
+ * @queues: queue array, index = qid, one entry per queue the options allow
  * @tag_set: I/O tag set
  * @admin_tag_set: admin tag set
  * @err_work: error recovery
  * @reconnect_work: delayed reconnect attempt
- * @entry: link in the controller list
+ * @entry: link in the controller list (xrdma_ctrl_mutex)
  * @addr: target address
  * @src_addr: source address (host_traddr)
  * @io_queues: I/O queues per hctx type
- * @max_fr_pages: FRWR pages per I/O for this controller
  * @use_inline: the target accepts in-capsule data
- * @stale_retries: stale-connection rejects retried (lifetime)
- * @recoveries: error recoveries started (lifetime)
- * @reconnect_attempts: failed connect attempts after the first (lifetime)
- * @rejects: connect requests the target rejected (lifetime)
- * @port_waits: releases held back for a port that was down (lifetime)
+ * @counters: lifetime event counters (sysfs)
  * @debugfs: this controller's debugfs directory
  */
 struct xrdma_ctrl {
 	struct nvme_ctrl	ctrl;
 	struct xrdma_queue	*queues;
-	struct xrdma_device	*dev;
 	struct blk_mq_tag_set	tag_set;
 	struct blk_mq_tag_set	admin_tag_set;
 	struct work_struct	err_work;
@@ -253,15 +232,58 @@ struct xrdma_ctrl {
 	struct sockaddr_storage	addr;
 	struct sockaddr_storage	src_addr;
 	u32			io_queues[HCTX_MAX_TYPES];
-	u32			max_fr_pages;
 	bool			use_inline;
-	atomic_t		stale_retries;
-	atomic_t		recoveries;
-	atomic_t		reconnect_attempts;
-	atomic_t		rejects;
-	atomic_t		port_waits;
+	struct xrdma_ctrl_counters counters;
 	struct dentry		*debugfs;
 };
+
+/* What a controller went through, for the xrdma_state tracepoint. */
+enum xrdma_ctrl_event {
+	XRDMA_EV_ERROR_RECOVERY,
+	XRDMA_EV_RECONNECT,
+	XRDMA_EV_RESET,
+	XRDMA_EV_CONNECTED,
+	XRDMA_EV_DELETE,
+	XRDMA_EV_PORT_WAIT,
+};
+
+/* Log with the controller device and the queue id as prefix. */
+#define xrdma_queue_log(level, queue, fmt, ...)				\
+({									\
+	const struct xrdma_queue *__q = (queue);			\
+									\
+	dev_##level(__q->ctrl->ctrl.device, "queue %d: " fmt, __q->qid,	\
+		    ##__VA_ARGS__);					\
+})
+#define xrdma_qerr(queue, fmt, ...)					\
+	xrdma_queue_log(err, queue, fmt, ##__VA_ARGS__)
+#define xrdma_qwarn(queue, fmt, ...)					\
+	xrdma_queue_log(warn, queue, fmt, ##__VA_ARGS__)
+#define xrdma_qinfo(queue, fmt, ...)					\
+	xrdma_queue_log(info, queue, fmt, ##__VA_ARGS__)
+#define xrdma_qdbg(queue, fmt, ...)					\
+	xrdma_queue_log(dbg, queue, fmt, ##__VA_ARGS__)
+/* completion paths: one bad target must not flood the log */
+#define xrdma_qerr_rl(queue, fmt, ...)					\
+	xrdma_queue_log(err_ratelimited, queue, fmt, ##__VA_ARGS__)
+#define xrdma_qinfo_rl(queue, fmt, ...)					\
+	xrdma_queue_log(info_ratelimited, queue, fmt, ##__VA_ARGS__)
+
+static inline struct xrdma_ctrl *to_xrdma_ctrl(struct nvme_ctrl *nctrl)
+{
+	return container_of(nctrl, struct xrdma_ctrl, ctrl);
+}
+
+/*
+ * Start error recovery of a live controller, from any context (completion
+ * handlers included); only the first caller while LIVE gets it going.  The
+ * work function counts, traces and logs it.
+ */
+static inline void xrdma_error_recovery(struct xrdma_ctrl *ctrl)
+{
+	if (nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_RESETTING))
+		queue_work(nvme_reset_wq, &ctrl->err_work);
+}
 
 /* Empty the chain of work requests waiting for the next doorbell. */
 static inline void xrdma_queue_pend_reset(struct xrdma_queue *queue)
@@ -271,47 +293,52 @@ static inline void xrdma_queue_pend_reset(struct xrdma_queue *queue)
 	queue->pend_nr = 0;
 }
 
-static inline struct xrdma_ctrl *to_xrdma_ctrl(struct nvme_ctrl *nctrl)
+/* DMA address of command ring slot @i. */
+static inline u64 xrdma_sqe_dma(struct xrdma_queue *queue, u32 i)
 {
-	return container_of(nctrl, struct xrdma_ctrl, ctrl);
+	return queue->sqes_dma + i * sizeof(struct nvme_command);
 }
 
-/* main.c */
-void xrdma_ctrl_list_add(struct xrdma_ctrl *ctrl);
-bool xrdma_ctrl_list_del(struct xrdma_ctrl *ctrl);
-bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts);
+/* DMA address of response ring slot @i. */
+static inline u64 xrdma_cqe_dma(struct xrdma_queue *queue, u32 i)
+{
+	return queue->cqes_dma + i * sizeof(struct nvme_completion);
+}
 
 /* device.c */
 struct xrdma_device *xrdma_device_get(struct rdma_cm_id *cm_id);
 void xrdma_device_put(struct xrdma_device *dev);
 
+/* cm.c */
+int xrdma_cm_create_id(struct xrdma_queue *queue);
+int xrdma_cm_resolve_addr(struct xrdma_queue *queue);
+int xrdma_cm_resolve_route(struct xrdma_queue *queue);
+int xrdma_cm_establish(struct xrdma_queue *queue);
+void xrdma_cm_disconnect(struct xrdma_queue *queue);
+void xrdma_cm_destroy_id(struct xrdma_queue *queue);
+bool xrdma_cm_port_up(struct xrdma_queue *queue);
+void xrdma_cm_wait_port(struct xrdma_queue *queue);
+
 /* queue.c */
+int xrdma_queue_init(struct xrdma_ctrl *ctrl, int qid);
+void xrdma_queue_exit(struct xrdma_queue *queue);
 int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size);
 void xrdma_queue_free(struct xrdma_queue *queue);
-void xrdma_queue_stop(struct xrdma_queue *queue);
 int xrdma_queue_start(struct xrdma_queue *queue);
+void xrdma_queue_stop(struct xrdma_queue *queue);
 int xrdma_queue_post_recv(struct xrdma_queue *queue,
 			  struct xrdma_rsp_slot *slot);
-int xrdma_queue_create_ib(struct xrdma_queue *queue);
-void xrdma_queue_destroy_ib(struct xrdma_queue *queue);
-
-/* cm.c */
-int xrdma_cm_connect(struct xrdma_queue *queue);
-void xrdma_cm_destroy(struct xrdma_queue *queue);
-bool xrdma_cm_port_up(struct xrdma_queue *queue);
 
 /* request.c */
 extern const struct blk_mq_ops xrdma_mq_ops;
 extern const struct blk_mq_ops xrdma_admin_mq_ops;
 void xrdma_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 void xrdma_submit_async_event(struct nvme_ctrl *nctrl);
-void xrdma_wr_error(struct xrdma_queue *queue, struct ib_wc *wc,
-		    const char *what);
 
 /* ctrl.c */
 extern struct nvmf_transport_ops xrdma_transport;
-void xrdma_error_recovery(struct xrdma_ctrl *ctrl);
 void xrdma_set_transport_name(const char *name);
+void xrdma_delete_ctrls(struct ib_device *ibdev);
 
 /* sysfs.c */
 extern const struct attribute_group *xrdma_dev_attr_groups[];
@@ -323,5 +350,7 @@ void xrdma_debugfs_ctrl_add(struct xrdma_ctrl *ctrl);
 void xrdma_debugfs_ctrl_del(struct xrdma_ctrl *ctrl);
 void xrdma_debugfs_queue_add(struct xrdma_queue *queue);
 void xrdma_debugfs_queue_del(struct xrdma_queue *queue);
+void xrdma_queue_stats_read(struct xrdma_queue *queue,
+			    struct xrdma_queue_stats *sum);
 
 #endif /* _XRDMA_H */

@@ -1,21 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * xrdma: tracepoints, in their own trace system "nvme_xrdma".
+ * nvme-xrdma tracepoints, in their own trace system "nvme_xrdma".
  *
  *   echo 1 > /sys/kernel/tracing/events/nvme_xrdma/enable
  *
  * Every event records the controller instance (N of /dev/nvmeN) so the
  * events of several controllers can be told apart, and the queue id where
  * there is one.  Objects are only dereferenced in TP_fast_assign, that is
- * while the event is enabled.
+ * while the event is enabled.  Include the driver's xrdma.h first: the
+ * events take its objects.
  */
-#include "xrdma.h"
-
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM nvme_xrdma
 
-#if !defined(_XRDMA_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
-#define _XRDMA_TRACE_H
+#if !defined(_TRACE_NVME_XRDMA_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _TRACE_NVME_XRDMA_H
 
 #include <linux/tracepoint.h>
 #include <rdma/ib_cm.h>
@@ -41,23 +40,21 @@ TRACE_DEFINE_ENUM(XRDMA_REQ_INV);
 		      { XRDMA_REQ_RESP,	"RESP" },	\
 		      { XRDMA_REQ_INV,	"INV" })
 
-TRACE_DEFINE_ENUM(NVME_CTRL_NEW);
-TRACE_DEFINE_ENUM(NVME_CTRL_LIVE);
-TRACE_DEFINE_ENUM(NVME_CTRL_RESETTING);
-TRACE_DEFINE_ENUM(NVME_CTRL_CONNECTING);
-TRACE_DEFINE_ENUM(NVME_CTRL_DELETING);
-TRACE_DEFINE_ENUM(NVME_CTRL_DELETING_NOIO);
-TRACE_DEFINE_ENUM(NVME_CTRL_DEAD);
+TRACE_DEFINE_ENUM(XRDMA_EV_ERROR_RECOVERY);
+TRACE_DEFINE_ENUM(XRDMA_EV_RECONNECT);
+TRACE_DEFINE_ENUM(XRDMA_EV_RESET);
+TRACE_DEFINE_ENUM(XRDMA_EV_CONNECTED);
+TRACE_DEFINE_ENUM(XRDMA_EV_DELETE);
+TRACE_DEFINE_ENUM(XRDMA_EV_PORT_WAIT);
 
-#define xrdma_show_ctrl_state(state)					\
-	__print_symbolic(state,						\
-		{ NVME_CTRL_NEW,		"new" },		\
-		{ NVME_CTRL_LIVE,		"live" },		\
-		{ NVME_CTRL_RESETTING,		"resetting" },		\
-		{ NVME_CTRL_CONNECTING,		"connecting" },		\
-		{ NVME_CTRL_DELETING,		"deleting" },		\
-		{ NVME_CTRL_DELETING_NOIO,	"deleting_noio" },	\
-		{ NVME_CTRL_DEAD,		"dead" })
+#define xrdma_show_ctrl_event(ev)					\
+	__print_symbolic(ev,						\
+		{ XRDMA_EV_ERROR_RECOVERY,	"error_recovery" },	\
+		{ XRDMA_EV_RECONNECT,		"reconnect" },		\
+		{ XRDMA_EV_RESET,		"reset" },		\
+		{ XRDMA_EV_CONNECTED,		"connected" },		\
+		{ XRDMA_EV_DELETE,		"delete" },		\
+		{ XRDMA_EV_PORT_WAIT,		"port_wait" })
 
 TRACE_EVENT(xrdma_cm_event,
 	    TP_PROTO(struct xrdma_queue *queue,
@@ -121,79 +118,75 @@ TRACE_EVENT(xrdma_post,
 		      __entry->instance, __entry->qid, __entry->nr_wr)
 );
 
-TRACE_EVENT(xrdma_queue_rq,
-	    TP_PROTO(struct xrdma_queue *queue, struct request *rq,
-		     struct xrdma_request *req),
+/*
+ * Events about one command: where it is, what it is, and one more value,
+ * by default enum xrdma_data_kind; an event may print it its own way.
+ */
+DECLARE_EVENT_CLASS(xrdma_rq_class,
+		    TP_PROTO(struct xrdma_queue *queue, struct request *rq,
+			     unsigned int val),
 
-	    TP_ARGS(queue, rq, req),
+		    TP_ARGS(queue, rq, val),
 
-	    TP_STRUCT__entry(__field(int, instance)
-			     __field(u16, qid)
-			     __field(u16, cid)
-			     __field(u8, opcode)
-			     __field(u8, kind)
-			     __field(unsigned int, bytes)),
+		    TP_STRUCT__entry(__field(int, instance)
+				     __field(u16, qid)
+				     __field(u16, cid)
+				     __field(u8, opcode)
+				     __field(unsigned int, bytes)
+				     __field(unsigned int, val)),
 
-	    TP_fast_assign(__entry->instance = queue->ctrl->ctrl.instance;
-			   __entry->qid = queue->qid;
-			   __entry->cid = nvme_cid(rq);
-			   __entry->opcode = req->cmd.common.opcode;
-			   __entry->kind = req->kind;
-			   __entry->bytes = blk_rq_payload_bytes(rq);),
+		    /* nvme_req(rq)->cmd is the PDU's SQE (xrdma_request.cmd) */
+		    TP_fast_assign(__entry->instance = queue->ctrl->ctrl.instance;
+				   __entry->qid = queue->qid;
+				   __entry->cid = nvme_cid(rq);
+				   __entry->opcode = nvme_req(rq)->cmd->common.opcode;
+				   __entry->bytes = blk_rq_payload_bytes(rq);
+				   __entry->val = val;),
 
-	    TP_printk("nvme%d qid=%u cid=%#x opcode=%#x data=%s bytes=%u",
-		      __entry->instance, __entry->qid, __entry->cid,
-		      __entry->opcode, xrdma_show_data_kind(__entry->kind),
-		      __entry->bytes)
+		    TP_printk("nvme%d qid=%u cid=%#x opcode=%#x data=%s bytes=%u",
+			      __entry->instance, __entry->qid, __entry->cid,
+			      __entry->opcode,
+			      xrdma_show_data_kind(__entry->val),
+			      __entry->bytes)
 );
 
-TRACE_EVENT(xrdma_timeout,
-	    TP_PROTO(struct xrdma_queue *queue, struct request *rq,
-		     int waiting),
+/* a command handed to the queue */
+DEFINE_EVENT(xrdma_rq_class, xrdma_queue_rq,
+	     TP_PROTO(struct xrdma_queue *queue, struct request *rq,
+		      unsigned int val),
 
-	    TP_ARGS(queue, rq, waiting),
+	     TP_ARGS(queue, rq, val)
+);
 
-	    TP_STRUCT__entry(__field(int, instance)
-			     __field(u16, qid)
-			     __field(u16, cid)
-			     __field(u8, opcode)
-			     __field(unsigned int, waiting)),
+/* a command timed out; val is the XRDMA_REQ_* bits it still waits for */
+DEFINE_EVENT_PRINT(xrdma_rq_class, xrdma_timeout,
+		   TP_PROTO(struct xrdma_queue *queue, struct request *rq,
+			    unsigned int val),
 
-	    /* nvme_req(rq)->cmd is the PDU's SQE (xrdma_request.cmd) */
-	    TP_fast_assign(__entry->instance = queue->ctrl->ctrl.instance;
-			   __entry->qid = queue->qid;
-			   __entry->cid = nvme_cid(rq);
-			   __entry->opcode = nvme_req(rq)->cmd->common.opcode;
-			   __entry->waiting = waiting;),
+		   TP_ARGS(queue, rq, val),
 
-	    TP_printk("nvme%d qid=%u cid=%#x opcode=%#x waiting=%s",
-		      __entry->instance, __entry->qid, __entry->cid,
-		      __entry->opcode, xrdma_show_waiting(__entry->waiting))
+		   TP_printk("nvme%d qid=%u cid=%#x opcode=%#x waiting=%s",
+			     __entry->instance, __entry->qid, __entry->cid,
+			     __entry->opcode,
+			     xrdma_show_waiting(__entry->val))
 );
 
 TRACE_EVENT(xrdma_state,
-	    TP_PROTO(struct xrdma_ctrl *ctrl, const char *what),
+	    TP_PROTO(struct xrdma_ctrl *ctrl, enum xrdma_ctrl_event event),
 
-	    TP_ARGS(ctrl, what),
+	    TP_ARGS(ctrl, event),
 
 	    TP_STRUCT__entry(__field(int, instance)
-			     __field(unsigned int, state)
-			     __string(what, what)),
+			     __field(unsigned int, event)),
 
 	    TP_fast_assign(__entry->instance = ctrl->ctrl.instance;
-			   __entry->state = nvme_ctrl_state(&ctrl->ctrl);
-			   __assign_str(what);),
+			   __entry->event = event;),
 
-	    TP_printk("nvme%d %s state=%s",
-		      __entry->instance, __get_str(what),
-		      xrdma_show_ctrl_state(__entry->state))
+	    TP_printk("nvme%d %s", __entry->instance,
+		      xrdma_show_ctrl_event(__entry->event))
 );
 
-#endif /* _XRDMA_TRACE_H */
+#endif /* _TRACE_NVME_XRDMA_H */
 
-#undef TRACE_INCLUDE_PATH
-#define TRACE_INCLUDE_PATH .
-#undef TRACE_INCLUDE_FILE
-#define TRACE_INCLUDE_FILE trace
-
+/* This part must be outside protection */
 #include <trace/define_trace.h>
