@@ -109,7 +109,7 @@ check: check-build checkpatch lint selftests
 # The same selftests on a 6.12.117 kernel built from linux-source-6.12 with
 # KASAN, lockdep, kmemleak, DEBUG_LIST, DEBUG_OBJECTS (tools/debug/). The
 # kernel build is cached under /var/tmp/xrdma-debug; the first one takes
-# long (see Documentation/nvme-xrdma-design.rst). Our module is built in a
+# long (see README.md). Our module is built in a
 # copy of the tree (.build/debug/src) so the normal build stays as it is.
 DEBUG_SRC   := $(BUILD)/debug/src
 DEBUG_KO    := $(DEBUG_SRC)/$(MOD)
