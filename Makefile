@@ -27,7 +27,7 @@ BUILD     := $(CURDIR)/.build
 KHDR      := $(BUILD)/ksrc
 HDR_FILES := drivers/nvme/host/nvme.h drivers/nvme/host/fabrics.h \
 	     scripts/checkpatch.pl scripts/spelling.txt \
-	     scripts/const_structs.checkpatch Makefile
+	     scripts/const_structs.checkpatch scripts/kernel-doc Makefile
 MOD       := drivers/nvme/host/xrdma/nvme-xrdma.ko
 SOURCES    = $(filter-out %.mod.c %/counters.h,\
 		$(wildcard drivers/nvme/host/xrdma/*.[ch])) \
@@ -46,6 +46,11 @@ all: modules
 
 # --- private nvme headers and the layout guard ----------------------------
 
+# The stamp lists the files extracted; a changed HDR_FILES extracts again.
+ifneq ($(strip $(HDR_FILES)),$(strip $(shell cat $(KHDR)/.stamp 2>/dev/null)))
+.PHONY: $(KHDR)/.stamp
+endif
+
 $(KHDR)/.stamp: $(if $(KSRC),,$(KSRC_TAR))
 	@rm -rf $(KHDR) && mkdir -p $(KHDR)
 ifneq ($(KSRC),)
@@ -58,7 +63,7 @@ else
 	@tar -xJf $(KSRC_TAR) -C $(KHDR) --strip-components=1 \
 		$(addprefix linux-source-6.12/,$(HDR_FILES))
 endif
-	@touch $@
+	@echo '$(HDR_FILES)' > $@
 
 $(KHDR)/xrdma_layout.h: $(KHDR)/.stamp tools/build/gen-layout
 	@tools/build/check-version $(KHDR)/Makefile "$(KREL)"
@@ -91,14 +96,15 @@ checkpatch: headers
 		--quiet --ignore $(XMACRO_IGNORE) -f $(XMACRO_SOURCES) && \
 	echo "checkpatch: clean"
 
-# shell scripts and the reStructuredText documents
-lint:
+# shell scripts, and the reStructuredText documents with their kernel-doc
+lint: $(KHDR)/.stamp
 	shellcheck -x tools/setup tools/demo tools/vm/run tools/vm/init \
-		tools/build/* tools/debug/build-kernel \
+		$(filter-out tools/build/rst-check,$(wildcard tools/build/*)) \
+		tools/debug/build-kernel \
 		selftests/run_selftests.sh selftests/rig \
 		selftests/*/test_*.sh
-	@for f in $$(find Documentation -name '*.rst'); do \
-		rst2html --strict --report=2 $$f >/dev/null || exit 1; done
+	@tools/build/rst-check --kernel-doc $(KHDR)/scripts/kernel-doc \
+		$$(find Documentation -name '*.rst')
 	@echo "lint: shellcheck and rst clean"
 
 selftests: modules
@@ -111,7 +117,7 @@ check: check-build checkpatch lint selftests
 # The same selftests on a 6.12.117 kernel built from linux-source-6.12 with
 # KASAN, lockdep, kmemleak, DEBUG_LIST, DEBUG_OBJECTS (tools/debug/). The
 # kernel build is cached under /var/tmp/xrdma-debug; the first one takes
-# long (see Documentation/nvme-xrdma-design.rst). Our module is built in a
+# long (see README.md). Our module is built in a
 # copy of the tree (.build/debug/src) so the normal build stays as it is.
 DEBUG_SRC   := $(BUILD)/debug/src
 DEBUG_KO    := $(DEBUG_SRC)/$(MOD)
