@@ -103,8 +103,7 @@ t_recovered() {
 	[[ $TR == xrdma ]] || return 0
 	rec=$(cat "/sys/class/nvme/$CTRL/xrdma/recoveries")
 	echo "$rec recoveries," \
-		"$(awk '$1 == "port_waits" { print $2 }' \
-			"/sys/kernel/debug/nvme-xrdma/$CTRL/stats") port waits"
+		"$(cat "/sys/class/nvme/$CTRL/xrdma/port_waits") port waits"
 	((rec > 0)) || {
 		echo "no error recovery ran: the flaps went unnoticed"
 		return 1

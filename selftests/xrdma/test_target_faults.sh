@@ -113,8 +113,7 @@ t_target_reload() {
 t_counted() {
 	local rec rej
 	rec=$(cat "/sys/class/nvme/$CTRL/xrdma/recoveries")
-	rej=$(awk '$1 == "rejects" { print $2 }' \
-		"/sys/kernel/debug/nvme-xrdma/$CTRL/stats")
+	rej=$(cat "/sys/class/nvme/$CTRL/xrdma/rejects")
 	echo "recoveries $rec, rejected connects $rej"
 	((rec >= 2))
 }
