@@ -95,6 +95,10 @@ checkpatch: headers
 	$(KHDR)/scripts/checkpatch.pl --no-tree --strict --show-types \
 		--quiet --ignore $(XMACRO_IGNORE) -f $(XMACRO_SOURCES) && \
 	echo "checkpatch: clean"
+	@out=$$(perl $(KHDR)/scripts/kernel-doc -none -Wall $(SOURCES) \
+		$(XMACRO_SOURCES) 2>&1); [ -z "$$out" ] || \
+		{ echo "$$out"; echo "kernel-doc: FAILED" >&2; exit 1; }
+	@echo "kernel-doc: clean"
 
 # shell scripts, and the reStructuredText documents with their kernel-doc
 lint: $(KHDR)/.stamp

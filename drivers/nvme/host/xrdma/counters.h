@@ -55,10 +55,10 @@
 	};
 #define XRDMA_COUNTER_ATTR_PTR(name)	(&xrdma_attr_##name.attr.attr),
 
-/**
- * struct xrdma_queue_stats - data path counters of one queue on one CPU
- *
- * One u64 per entry of XRDMA_QUEUE_STATS().  Per CPU, so neither the
+/*
+ * struct xrdma_queue_stats: data path counters of one queue on one CPU
+ * (plain comment: kernel-doc cannot see generated members).  One u64 per
+ * entry of XRDMA_QUEUE_STATS().  Per CPU, so neither the
  * submission nor the completion side shares a cache line or an atomic
  * with the other for them.
  */
@@ -66,10 +66,9 @@ struct xrdma_queue_stats {
 	XRDMA_QUEUE_STATS(XRDMA_STAT_FIELD)
 };
 
-/**
- * struct xrdma_ctrl_counters - lifetime event counters of a controller
- *
- * One atomic_t per entry of XRDMA_CTRL_COUNTERS().
+/*
+ * struct xrdma_ctrl_counters: lifetime event counters of a controller,
+ * one atomic_t per entry of XRDMA_CTRL_COUNTERS().
  */
 struct xrdma_ctrl_counters {
 	XRDMA_CTRL_COUNTERS(XRDMA_COUNTER_FIELD)
