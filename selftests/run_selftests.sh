@@ -131,16 +131,16 @@ failed=0
 skipped=0
 suite_start=$(now_ms)
 
-ktap_header
-ktap_diag "kernel $(uname -r), $(nproc) cpus, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo)"
+ktap_print_header
+ktap_print_msg "kernel $(uname -r), $(nproc) cpus, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo)"
 if ko=$(modinfo -n nvme-xrdma 2>/dev/null); then
 	ver=$(modinfo -F version nvme-xrdma)
-	ktap_diag "nvme-xrdma: $ko${ver:+ version $ver}," \
+	ktap_print_msg "nvme-xrdma: $ko${ver:+ version $ver}," \
 		"sha256 $(sha256sum <"$ko" | cut -c1-12)"
 else
-	ktap_diag "nvme-xrdma: not installed"
+	ktap_print_msg "nvme-xrdma: not installed"
 fi
-ktap_plan "${#tests[@]}"
+ktap_set_plan "${#tests[@]}"
 
 num=0
 for t in "${tests[@]}"; do
@@ -225,18 +225,18 @@ dmesg_mark teardown
 teardown_out=$(rig_teardown 2>&1)
 teardown_rc=$?
 if [[ -n $teardown_out ]]; then
-	ktap_diag "$teardown_out"
+	ktap_print_msg "$teardown_out"
 fi
 if ((teardown_rc)); then
-	ktap_diag "rig teardown left things behind"
+	ktap_print_msg "rig teardown left things behind"
 	failed=$((failed + 1))
 fi
 if ! splat=$(dmesg_check); then
-	ktap_diag "kernel problems during teardown:"
-	ktap_diag "$splat"
+	ktap_print_msg "kernel problems during teardown:"
+	ktap_print_msg "$splat"
 	failed=$((failed + 1))
 fi
 
-ktap_diag "total time $((($(now_ms) - suite_start) / 1000))s"
+ktap_print_msg "total time $((($(now_ms) - suite_start) / 1000))s"
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))

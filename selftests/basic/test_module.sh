@@ -26,16 +26,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ktap_header
+ktap_print_header
 require_root
 require_cmd modprobe modinfo
 module_available "$MOD" ||
-	ktap_skip_all "$MOD is not installed (build the module first)"
+	ktap_exit_skip_msg "$MOD is not installed (build the module first)"
 if module_loaded "$MOD"; then
-	modprobe -r "$MOD" 2>/dev/null || ktap_bail "$MOD is loaded and cannot be removed"
+	modprobe -r "$MOD" 2>/dev/null || ktap_exit_fail_msg "$MOD is loaded and cannot be removed"
 fi
 
-ktap_plan 9
+ktap_set_plan 9
 leak_snapshot
 dmesg_mark
 
@@ -116,4 +116,4 @@ ktap_run "load/unload $ROUNDS times" t_rounds
 ktap_run "module not loaded at the end" t_not_loaded
 ktap_run "no leaked module references or RDMA resources" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

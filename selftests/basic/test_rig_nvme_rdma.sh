@@ -35,15 +35,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ktap_header
+ktap_print_header
 require_root
 require_vm
 require_cmd nvme rdma ip fio dd cmp
 require_module dummy rdma_rxe null_blk nvmet_rdma nvme_rdma
 
-ktap_quiet rig_acquire || ktap_bail "rig setup failed"
+ktap_quiet rig_acquire || ktap_exit_fail_msg "rig setup failed"
 make_test_tmp
-ktap_plan 8
+ktap_set_plan 8
 leak_snapshot
 dmesg_mark
 
@@ -133,4 +133,4 @@ ktap_run "data survives disconnect and reconnect" t_persist
 ktap_run "nvme disconnect" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -39,19 +39,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ktap_header
+ktap_print_header
 require_root
 require_vm
 require_cmd nvme rdma ip modprobe
 require_module dummy rdma_rxe null_blk nvmet_rdma nvme-fabrics
 module_available "$MOD" ||
-	ktap_skip_all "$MOD is not installed (build the module first)"
+	ktap_exit_skip_msg "$MOD is not installed (build the module first)"
 
-ktap_quiet rig_acquire || ktap_bail "rig setup failed"
+ktap_quiet rig_acquire || ktap_exit_fail_msg "rig setup failed"
 # /dev/nvme-fabrics must exist for nvme-cli; loading nvme-fabrics does
 # not load any transport.
-ktap_quiet nvme_fabrics_load || ktap_bail "cannot load nvme-fabrics"
-ktap_plan 9
+ktap_quiet nvme_fabrics_load || ktap_exit_fail_msg "cannot load nvme-fabrics"
+ktap_set_plan 9
 leak_snapshot
 dmesg_mark
 
@@ -133,4 +133,4 @@ ktap_run "nvme disconnect" t_disconnect
 ktap_run "$MOD unloads afterwards" t_unload
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -30,7 +30,7 @@ TEST_CMDS=${TEST_CMDS:-}
 TEST_MODULES=${TEST_MODULES:-nvme_xrdma}
 
 test_begin() {
-	ktap_header
+	ktap_print_header
 	require_root
 	require_vm
 	# shellcheck disable=SC2086 # word lists on purpose
@@ -38,10 +38,10 @@ test_begin() {
 	# shellcheck disable=SC2086
 	require_module dummy rdma_rxe null_blk nvmet_rdma $TEST_MODULES
 
-	ktap_quiet rig_acquire || ktap_bail "rig setup failed"
-	ktap_quiet nvme_fabrics_load || ktap_bail "no /dev/nvme-fabrics"
+	ktap_quiet rig_acquire || ktap_exit_fail_msg "rig setup failed"
+	ktap_quiet nvme_fabrics_load || ktap_exit_fail_msg "no /dev/nvme-fabrics"
 	make_test_tmp
-	ktap_plan "$1"
+	ktap_set_plan "$1"
 	leak_snapshot
 	dmesg_mark
 }

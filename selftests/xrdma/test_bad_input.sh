@@ -193,4 +193,4 @@ ktap_run "target with max queue size 16: depth clamped, works" t_small_queue
 
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

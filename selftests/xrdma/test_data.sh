@@ -238,4 +238,4 @@ ktap_run "every request completed, no bad response, no WR error" t_counters
 ktap_run "nvme disconnect" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -23,7 +23,7 @@ trap cleanup EXIT
 
 TEST_MODULES="nvme_rdma nvme_xrdma"
 test_begin 8
-ktap_quiet rig_add_rdma_subsys || ktap_bail "cannot add the nvme-rdma subsystem"
+ktap_quiet rig_add_rdma_subsys || ktap_exit_fail_msg "cannot add the nvme-rdma subsystem"
 
 t_discover() {
 	local out rc=0 nqn
@@ -110,4 +110,4 @@ ktap_run "both disconnect" t_both_disconnect
 ktap_run "nvme-rdma subsystem removed" rig_del_rdma_subsys
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -127,4 +127,4 @@ ktap_run "no fast_io_fail_tmo: queued I/O waits and completes" t_no_fast_fail
 
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

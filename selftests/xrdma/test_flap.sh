@@ -150,4 +150,4 @@ ktap_run "fio finished, no verify error" t_fio_done
 ktap_run "verified write and read after the flaps, disconnect" t_verify_all
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

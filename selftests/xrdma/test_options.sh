@@ -245,4 +245,4 @@ ktap_run "options that do not apply are refused" t_refused
 ktap_run "no controller left" nvme_none_left
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -127,4 +127,4 @@ ktap_run "$RESETS controller resets under verified I/O" t_resets
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "kernel slab back to its baseline" t_slab
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -138,4 +138,4 @@ ktap_run "no controller left" no_ctrl_left
 ktap_run "RDMA resources and module refs back to baseline" t_leak
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
 ktap_run "rxe device is the rig's again" rig_rxe_active
-ktap_finish
+ktap_finished
