@@ -10,16 +10,8 @@
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/ktap.sh
-. "$DIR/../lib/ktap.sh"
-# shellcheck source=../lib/env.sh
-. "$DIR/../lib/env.sh"
-# shellcheck source=../lib/leak.sh
-. "$DIR/../lib/leak.sh"
-# shellcheck source=../lib/nvme.sh
-. "$DIR/../lib/nvme.sh"
-# shellcheck source=../lib/rig.sh
-. "$DIR/../lib/rig.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 readonly TR=rdma
 readonly IO_SIZE=8M
@@ -27,39 +19,14 @@ readonly IO_SIZE=8M
 CTRL=
 DEV=
 
-cleanup() {
-	[[ -n $CTRL ]] && nvme_delete_ctrl "$CTRL"
-	rig_release
-	env_cleanup
-	leak_cleanup
-}
-trap cleanup EXIT
+trap 'test_end "$TR"' EXIT
 
-ktap_print_header
-require_root
-require_vm
-require_cmd nvme rdma ip fio dd cmp
-require_module dummy rdma_rxe null_blk nvmet_rdma nvme_rdma
-
-ktap_quiet rig_acquire || ktap_exit_fail_msg "rig setup failed"
-make_test_tmp
-ktap_set_plan 8
-leak_snapshot
-dmesg_mark
-
-# connect_ram: connect and set CTRL, DEV.
-connect_ram() {
-	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_RAM" || return 1
-	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$RIG_IP4") || {
-		echo "no $TR controller for $RIG_NQN_RAM in /sys/class/nvme"
-		return 1
-	}
-	echo "controller $CTRL: $(nvme_ctrl_attr "$CTRL" address)"
-	nvme_wait_state "$CTRL" live
-}
+TEST_CMDS="dd cmp"
+TEST_MODULES=nvme_rdma
+test_begin 8
 
 t_connect() {
-	connect_ram
+	connect_subsys "$TR" "$RIG_NQN_RAM"
 }
 
 t_namespace() {
@@ -104,8 +71,7 @@ t_persist() {
 	nvme_disconnect "$CTRL" || return 1
 	CTRL=
 	DEV=
-	connect_ram || return 1
-	DEV=$(nvme_wait_ns "$CTRL") || return 1
+	connect_ram "$TR" || return 1
 	dd if="$DEV" bs=1M skip=32 count=4 iflag=direct status=none |
 		cmp - "$pat" || return 1
 	echo "4 MiB pattern read back intact after reconnect"

@@ -13,8 +13,8 @@
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/xrdma_test.sh
-. "$DIR/../lib/xrdma_test.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 readonly TR=xrdma
 readonly DBG=/sys/kernel/debug/nvme-xrdma
@@ -64,11 +64,7 @@ vfio() {
 
 t_connect() {
 	# 2 default + 1 read + 1 poll queue
-	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_RAM" -i 2 -W 1 -P 1 ||
-		return 1
-	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$RIG_IP4") || return 1
-	nvme_wait_state "$CTRL" live || return 1
-	DEV=$(nvme_wait_ns "$CTRL") || return 1
+	connect_ram "$TR" -i 2 -W 1 -P 1 || return 1
 	[[ -r $DBG/$CTRL/stats ]] || {
 		echo "no $DBG/$CTRL/stats"
 		return 1
@@ -199,9 +195,7 @@ t_persist() {
 		return 1
 	nvme_disconnect "$CTRL" || return 1
 	CTRL=
-	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_RAM" || return 1
-	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$RIG_IP4") || return 1
-	DEV=$(nvme_wait_ns "$CTRL") || return 1
+	connect_ram "$TR" || return 1
 	dd if="$DEV" bs=1M skip=96 count=8 iflag=direct status=none |
 		cmp - "$pat" || return 1
 	echo "8 MiB read back intact after reconnect"

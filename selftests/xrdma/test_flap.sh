@@ -24,8 +24,8 @@
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/xrdma_test.sh
-. "$DIR/../lib/xrdma_test.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 # XRDMA_FLAP_TR=rdma runs the same storm against the in-kernel host
 readonly TR=${XRDMA_FLAP_TR:-xrdma}

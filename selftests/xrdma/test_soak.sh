@@ -10,8 +10,8 @@
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/xrdma_test.sh
-. "$DIR/../lib/xrdma_test.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 # XRDMA_SOAK_TR=rdma soaks the in-kernel host the same way, for comparison
 readonly TR=${XRDMA_SOAK_TR:-xrdma}
@@ -68,12 +68,9 @@ t_cycles() {
 }
 
 t_resets() {
-	local i rc=0 dev t0
-	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_RAM" || return 1
-	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR") || return 1
-	nvme_wait_state "$CTRL" live || return 1
-	dev=$(nvme_wait_ns "$CTRL") || return 1
-	fio --name=soak --filename="$dev" --direct=1 --ioengine=libaio \
+	local i rc=0 t0
+	connect_ram "$TR" || return 1
+	fio --name=soak --filename="$DEV" --direct=1 --ioengine=libaio \
 		--rw=randwrite --bsrange=4k-64k --iodepth=16 --size=16M \
 		--loops=100000 --verify=crc32c --verify_backlog=256 \
 		--verify_fatal=1 >"$TEST_TMP/soak.fio" 2>&1 &
