@@ -10,10 +10,10 @@
 # -l lists the tests and exits.
 #
 # Semantics follow the kselftest runner: each test runs under
-# "timeout --foreground" with the limit from ./settings ("timeout=N"),
-# overridable per test by a "# timeout=N" line in the test script. Its
-# output is shown with a "# " prefix (so its own KTAP nests), and the
-# result becomes one top-level line:
+# "timeout --foreground" with the limit from the settings file of its
+# directory ("timeout=N", see test_timeout below). Its output is shown
+# with a "# " prefix (so its own KTAP nests), and the result becomes one
+# top-level line:
 #   exit 0   -> ok N name
 #   exit 4   -> ok N name # SKIP
 #   timeout  -> not ok N name # TIMEOUT
@@ -85,19 +85,17 @@ if ((list)); then
 	exit 0
 fi
 
-default_timeout=45
-if [[ -r $SELFTESTS/settings ]]; then
-	default_timeout=$(sed -n 's/^timeout=\([0-9]\+\)$/\1/p' \
-		"$SELFTESTS/settings" | tail -n 1)
-fi
-default_timeout=${default_timeout:-45}
-
-# The per-test "# timeout=N" line, else the settings value.
-# XRDMA_TIMEOUT_SCALE=N multiplies every limit (the debug kernel is slow).
+# The time limit of test $1: "timeout=N" from the settings file of its
+# directory (45 s without one, as in kselftest), or XRDMA_TIMEOUT for every
+# test (kselftest's --override-timeout; make soak). XRDMA_TIMEOUT_SCALE=N
+# multiplies it (the debug kernel is slow).
 test_timeout() {
-	local t
-	t=$(sed -n 's/^# timeout=\([0-9]\+\)$/\1/p' "$1" | head -n 1)
-	echo "$((${t:-$default_timeout} * ${XRDMA_TIMEOUT_SCALE:-1}))"
+	local t=${XRDMA_TIMEOUT:-} s
+	s=$(dirname "$1")/settings
+	if [[ -z $t && -r $s ]]; then
+		t=$(sed -n 's/^timeout=\([0-9]\+\)$/\1/p' "$s" | tail -n 1)
+	fi
+	echo "$((${t:-45} * ${XRDMA_TIMEOUT_SCALE:-1}))"
 }
 
 # ---------------------------------------------------------------- run

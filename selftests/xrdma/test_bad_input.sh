@@ -4,7 +4,6 @@
 # Bad requests to "xrdma": each must fail with a specific errno and a
 # clear log line, quickly, with no splat and nothing leaked; and targets
 # that restrict us (no in-capsule data, small queues) must still work.
-# timeout=900
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)

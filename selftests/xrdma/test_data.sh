@@ -9,7 +9,6 @@
 # exercised on purpose and shown taken by the per-queue counters in
 # debugfs.  Discard, write zeroes and flush complete; data survives a
 # reconnect.
-# timeout=1500
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)

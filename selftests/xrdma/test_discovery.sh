@@ -5,7 +5,6 @@
 # page listing both rig subsystems) and coexistence with the in-kernel
 # nvme-rdma host: both connected at the same time, to separate subsystems
 # on the same port, both doing verified I/O, then both disconnected.
-# timeout=900
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)

@@ -4,7 +4,6 @@
 # fast_io_fail_tmo: while the controller reconnects (the target's port
 # was taken away), I/O must fail on time when fast_io_fail_tmo is set,
 # and must wait for the reconnect (and then succeed) when it is not.
-# timeout=300
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)

@@ -20,7 +20,6 @@
 # error state (the target's own DREQ, say) it says so.
 #
 # XRDMA_FLAP_TR=rdma runs the same storm against the in-kernel host.
-# timeout=900
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)

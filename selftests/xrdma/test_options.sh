@@ -6,7 +6,6 @@
 # list, list-subsys and id-ctrl work, options that do not apply to RDMA
 # are refused with EINVAL, and a duplicate connect is refused unless
 # asked for. Ends with the leak and dmesg checks.
-# timeout=900
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)

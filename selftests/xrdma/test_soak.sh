@@ -6,7 +6,6 @@
 # slab memory must be back at their baseline.  "make check" runs a short
 # soak; "make soak" the long one (XRDMA_SOAK_CYCLES=200,
 # XRDMA_SOAK_RESETS=50).
-# timeout=3600
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)

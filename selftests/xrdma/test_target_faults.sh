@@ -6,7 +6,6 @@
 # and enabled again, and nvmet-rdma is unloaded and reloaded.  Each time
 # the controller must recover on its own (reconnect_delay 1 s), I/O must
 # resume with intact data, and nothing may hang or leak.
-# timeout=1200
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)

@@ -6,7 +6,6 @@
 # under I/O (controllers removed, outstanding I/O failed, no hang); then
 # the device is added back and xrdma connects again.  RDMA resources and
 # module references must come back to where they were.
-# timeout=900
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
