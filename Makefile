@@ -86,9 +86,8 @@ checkpatch: headers
 # shell scripts and the reStructuredText documents
 lint:
 	shellcheck -x tools/setup tools/demo tools/vm/run tools/vm/init \
-		tools/build/* tools/debug/build-kernel \
-		selftests/run_selftests.sh selftests/rig \
-		selftests/*/test_*.sh
+		tools/build/* tools/debug/build-kernel
+	$(MAKE) -s -C selftests lint
 	@for f in $$(find Documentation -name '*.rst'); do \
 		rst2html --strict --report=2 $$f >/dev/null || exit 1; done
 	@echo "lint: shellcheck and rst clean"

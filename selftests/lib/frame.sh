@@ -38,18 +38,18 @@ TEST_MODULES=${TEST_MODULES:-nvme_xrdma}
 TEST_RIG=${TEST_RIG:-1}
 
 test_begin() {
-	local cmds="modprobe $TEST_CMDS" mods=$TEST_MODULES
+	local want_cmds="modprobe $TEST_CMDS" want_mods=$TEST_MODULES
 	ktap_print_header
 	require_root
 	if ((TEST_RIG)); then
 		require_vm
-		cmds+=" nvme rdma ip fio"
-		mods+=" dummy rdma_rxe null_blk nvmet_rdma"
+		want_cmds+=" nvme rdma ip fio"
+		want_mods+=" dummy rdma_rxe null_blk nvmet_rdma"
 	fi
 	# shellcheck disable=SC2086 # word lists on purpose
-	require_cmd $cmds
+	require_cmd $want_cmds
 	# shellcheck disable=SC2086
-	require_module $mods
+	require_module $want_mods
 	if ((TEST_RIG)); then
 		ktap_quiet rig_acquire || ktap_exit_fail_msg "rig setup failed"
 		ktap_quiet nvme_fabrics_load ||
