@@ -35,14 +35,8 @@ set -u
 SELFTESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 readonly SELFTESTS
 
-# shellcheck source=lib/ktap.sh
-. "$SELFTESTS/lib/ktap.sh"
-# shellcheck source=lib/env.sh
-. "$SELFTESTS/lib/env.sh"
-# shellcheck source=lib/nvme.sh
-. "$SELFTESTS/lib/nvme.sh"
-# shellcheck source=lib/rig.sh
-. "$SELFTESTS/lib/rig.sh"
+# shellcheck source=lib/frame.sh
+. "$SELFTESTS/lib/frame.sh"
 
 export XRDMA_RIG_PERSIST=1
 
