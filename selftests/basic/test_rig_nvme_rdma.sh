@@ -14,7 +14,6 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 . "$DIR/../lib/frame.sh"
 
 readonly TR=rdma
-readonly IO_SIZE=8M
 
 CTRL=
 DEV=
@@ -36,31 +35,14 @@ t_namespace() {
 		"lba $(blockdev --getss "$DEV")"
 }
 
-# run_fio NAME FIO-ARGS...: write + verify on $DEV; summary on success,
-# everything on failure.
-run_fio() {
-	local name=$1 out rc
-	shift
-	out=$(fio --name="$name" --filename="$DEV" --ioengine=libaio \
-		--direct=1 --size="$IO_SIZE" --verify=crc32c --do_verify=1 \
-		--verify_fatal=1 --output-format=normal "$@" 2>&1)
-	rc=$?
-	if ((rc)); then
-		echo "$out"
-		echo "fio exit $rc"
-		return 1
-	fi
-	grep -E 'err=|IOPS=' <<<"$out"
-}
-
 t_fio_seq() {
 	ktap_require DEV "no namespace" || return
-	run_fio seq128k --rw=write --bs=128k --iodepth=8
+	fio_verify seq128k --rw=write --bs=128k --iodepth=8
 }
 
 t_fio_rand() {
 	ktap_require DEV "no namespace" || return
-	run_fio rand4k --rw=randwrite --bs=4k --iodepth=16 --offset=16M
+	fio_verify rand4k --rw=randwrite --bs=4k --iodepth=16 --offset=16M
 }
 
 t_persist() {

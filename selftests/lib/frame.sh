@@ -18,6 +18,7 @@
 #                     port (nvme-cli OPTS), wait until live; sets CTRL
 #   connect_ram TR [OPTS...]  the same to the RAM subsystem; sets CTRL and
 #                     DEV (its namespace)
+#   fio_verify NAME [FIO-ARGS...]  write $DEV and verify it with crc32c
 #   fio_wait SECONDS  wait, bounded, for the background fio to end;
 #                     status 1 if it is still running
 
@@ -78,6 +79,25 @@ connect_ram() {
 	connect_subsys "$1" "$RIG_NQN_RAM" "${@:2}" || return 1
 	# shellcheck disable=SC2034 # for the test that sourced us
 	DEV=$(nvme_wait_ns "$CTRL")
+}
+
+# fio_verify NAME [FIO-ARGS...]: write 8 MiB of $DEV (ARGS may say
+# otherwise: the last of an option counts) and read it back verified with
+# crc32c. Prints fio's err= line; on failure (fio's status or a verify
+# error) the end of its output, status 1.
+fio_verify() {
+	local name=$1 out rc
+	shift
+	out=$(fio --name="$name" --filename="$DEV" --ioengine=libaio \
+		--direct=1 --size=8M --verify=crc32c --do_verify=1 \
+		--verify_fatal=1 "$@" 2>&1)
+	rc=$?
+	if ((rc)) || grep -qE 'verify: bad|crc32c: verify failed' <<<"$out"; then
+		tail -n 30 <<<"$out"
+		echo "fio $name failed (exit $rc)"
+		return 1
+	fi
+	grep -E 'err=' <<<"$out" | head -n 1
 }
 
 FIO_PID=

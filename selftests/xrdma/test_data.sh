@@ -45,22 +45,6 @@ delta() {
 	echo "$name +$DELTA"
 }
 
-# vfio NAME FIO-ARGS...: write then verify with crc32c on $DEV.
-vfio() {
-	local name=$1 out rc
-	shift
-	out=$(fio --name="$name" --filename="$DEV" --direct=1 \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 \
-		--ioengine=libaio --size=8M "$@" 2>&1)
-	rc=$?
-	if ((rc)) || grep -qE 'verify: bad|crc32c: verify failed' <<<"$out"; then
-		echo "$out" | tail -n 30
-		echo "fio $name failed (exit $rc)"
-		return 1
-	fi
-	grep -E 'err=' <<<"$out" | head -n 1
-}
-
 t_connect() {
 	# 2 default + 1 read + 1 poll queue
 	connect_ram "$TR" -i 2 -W 1 -P 1 || return 1
@@ -74,8 +58,8 @@ t_connect() {
 t_block_sizes() {
 	local bs rc=0
 	for bs in 512 4k 16k 64k 256k 1M; do
-		vfio "seq-$bs" --rw=write --bs="$bs" --iodepth=8 || rc=1
-		vfio "rand-$bs" --rw=randwrite --bs="$bs" --iodepth=16 \
+		fio_verify "seq-$bs" --rw=write --bs="$bs" --iodepth=8 || rc=1
+		fio_verify "rand-$bs" --rw=randwrite --bs="$bs" --iodepth=16 \
 			--offset=32M || rc=1
 	done
 	return "$rc"
@@ -83,9 +67,9 @@ t_block_sizes() {
 
 t_mixes() {
 	local rc=0
-	vfio mix70 --rw=randrw --rwmixread=70 --bs=4k --iodepth=32 || rc=1
-	vfio mixbs --rw=randrw --bsrange=512-256k --iodepth=16 || rc=1
-	vfio jobs4 --rw=randwrite --bs=8k --iodepth=8 --numjobs=4 \
+	fio_verify mix70 --rw=randrw --rwmixread=70 --bs=4k --iodepth=32 || rc=1
+	fio_verify mixbs --rw=randrw --bsrange=512-256k --iodepth=16 || rc=1
+	fio_verify jobs4 --rw=randwrite --bs=8k --iodepth=8 --numjobs=4 \
 		--offset_increment=16M || rc=1
 	return "$rc"
 }
@@ -93,7 +77,7 @@ t_mixes() {
 t_queue_depths() {
 	local qd rc=0
 	for qd in 1 4 32 128; do
-		vfio "qd$qd" --rw=randwrite --bs=4k --iodepth="$qd" \
+		fio_verify "qd$qd" --rw=randwrite --bs=4k --iodepth="$qd" \
 			--iodepth_batch_submit="$qd" --offset=64M || rc=1
 	done
 	return "$rc"
@@ -101,7 +85,7 @@ t_queue_depths() {
 
 t_inline() {
 	# a 4 KiB write fits the target's default 4 KiB in-capsule data
-	delta inline_data vfio inline --rw=randwrite --bs=4k --iodepth=8 \
+	delta inline_data fio_verify inline --rw=randwrite --bs=4k --iodepth=8 \
 		--size=4M --do_verify=0 || return 1
 	((DELTA >= 1024)) || {
 		echo "expected >= 1024 in-capsule writes"
@@ -110,7 +94,7 @@ t_inline() {
 }
 
 t_frwr_write() {
-	delta frwr vfio frwr-w --rw=write --bs=64k --iodepth=8 --size=4M \
+	delta frwr fio_verify frwr-w --rw=write --bs=64k --iodepth=8 --size=4M \
 		--do_verify=0 || return 1
 	((DELTA >= 64)) || {
 		echo "expected >= 64 FRWR commands"
@@ -121,7 +105,7 @@ t_frwr_write() {
 t_frwr_read() {
 	local before
 	before=$(counter remote_inv)
-	delta frwr vfio frwr-r --rw=read --bs=4k --iodepth=8 --size=4M \
+	delta frwr fio_verify frwr-r --rw=read --bs=4k --iodepth=8 --size=4M \
 		--verify=0 || return 1
 	((DELTA >= 1024)) || {
 		echo "expected >= 1024 FRWR reads"
@@ -137,14 +121,14 @@ t_frwr_read() {
 t_multiseg() {
 	# 4 KiB aligned 64 KiB I/O from a buffer split over pages; and 1 MiB
 	# I/Os, 256 pages in one MR
-	vfio multiseg --rw=randwrite --bs=1M --iodepth=4 --size=16M \
+	fio_verify multiseg --rw=randwrite --bs=1M --iodepth=4 --size=16M \
 		--offset=16M || return 1
-	vfio pages --rw=randwrite --bs=64k --iodepth=4 --mem=malloc || return 1
+	fio_verify pages --rw=randwrite --bs=64k --iodepth=4 --mem=malloc || return 1
 }
 
 t_unaligned() {
 	# buffers aligned to 512 bytes only: the first page is partial
-	vfio unaligned --rw=randwrite --bsrange=512-128k --iodepth=8 \
+	fio_verify unaligned --rw=randwrite --bsrange=512-128k --iodepth=8 \
 		--iomem_align=512 --mem=malloc || return 1
 }
 
@@ -168,7 +152,7 @@ t_poll() {
 		echo "hipri reads did not go to the poll queue"
 		return 1
 	}
-	vfio pollverify --ioengine=io_uring --hipri=1 --rw=randwrite --bs=16k \
+	fio_verify pollverify --ioengine=io_uring --hipri=1 --rw=randwrite --bs=16k \
 		--iodepth=16 || return 1
 }
 

@@ -28,14 +28,8 @@ test_begin 8
 
 # vio NAME OFFSET: a short verified write+read pass.
 vio() {
-	fio --name="$1" --filename="$DEV" --direct=1 --ioengine=libaio \
-		--rw=randwrite --bsrange=4k-64k --iodepth=16 --size=8M \
-		--offset="$2" --verify=crc32c --do_verify=1 --verify_fatal=1 \
-		>"$TEST_TMP/$1.fio" 2>&1 || {
-		tail -n 20 "$TEST_TMP/$1.fio"
-		return 1
-	}
-	grep 'err=' "$TEST_TMP/$1.fio" | head -n 1
+	fio_verify "$1" --rw=randwrite --bsrange=4k-64k --iodepth=16 \
+		--offset="$2"
 }
 
 # timed_live WHAT: wait for LIVE again, report how long it took.
