@@ -20,7 +20,8 @@ require_root() {
 require_cmd() {
 	local c
 	for c in "$@"; do
-		command -v "$c" >/dev/null 2>&1 || ktap_exit_skip_msg "missing command: $c"
+		command -v "$c" >/dev/null 2>&1 ||
+			ktap_exit_skip_msg "missing command: $c"
 	done
 }
 
@@ -41,7 +42,8 @@ require_module() {
 # modules: only do that inside the disposable test VM unless told to.
 require_vm() {
 	[[ -n ${XRDMA_VM:-} || -n ${XRDMA_RIG_ALLOW_HOST:-} ]] ||
-		ktap_exit_skip_msg "not inside tools/vm/run (set XRDMA_RIG_ALLOW_HOST=1 to run on this machine)"
+		ktap_exit_skip_msg "not inside tools/vm/run" \
+			"(set XRDMA_RIG_ALLOW_HOST=1 to run on this machine)"
 }
 
 # --------------------------------------------------------------- polling

@@ -169,8 +169,9 @@ ktap_print_totals() {
 
 # Print the totals and exit with the kselftest code for the counts.
 ktap_finished() {
-	if [[ -n $KSFT_NUM_TESTS ]] && ((KTAP_TESTNO - 1 != KSFT_NUM_TESTS)); then
-		ktap_print_msg "planned $KSFT_NUM_TESTS tests but ran $((KTAP_TESTNO - 1))"
+	local ran=$((KTAP_TESTNO - 1))
+	if [[ -n $KSFT_NUM_TESTS ]] && ((ran != KSFT_NUM_TESTS)); then
+		ktap_print_msg "planned $KSFT_NUM_TESTS tests but ran $ran"
 		KTAP_CNT_FAIL=$((KTAP_CNT_FAIL + 1))
 	fi
 	ktap_print_totals

@@ -123,7 +123,8 @@ t_multiseg() {
 	# I/Os, 256 pages in one MR
 	fio_verify multiseg --rw=randwrite --bs=1M --iodepth=4 --size=16M \
 		--offset=16M || return 1
-	fio_verify pages --rw=randwrite --bs=64k --iodepth=4 --mem=malloc || return 1
+	fio_verify pages --rw=randwrite --bs=64k --iodepth=4 --mem=malloc ||
+		return 1
 }
 
 t_unaligned() {
@@ -152,8 +153,8 @@ t_poll() {
 		echo "hipri reads did not go to the poll queue"
 		return 1
 	}
-	fio_verify pollverify --ioengine=io_uring --hipri=1 --rw=randwrite --bs=16k \
-		--iodepth=16 || return 1
+	fio_verify pollverify --ioengine=io_uring --hipri=1 --rw=randwrite \
+		--bs=16k --iodepth=16 || return 1
 }
 
 t_no_data() {

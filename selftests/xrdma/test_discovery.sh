@@ -22,7 +22,8 @@ trap cleanup EXIT
 
 TEST_MODULES="nvme_rdma nvme_xrdma"
 test_begin 8
-ktap_quiet rig_add_rdma_subsys || ktap_exit_fail_msg "cannot add the nvme-rdma subsystem"
+ktap_quiet rig_add_rdma_subsys ||
+	ktap_exit_fail_msg "cannot add the nvme-rdma subsystem"
 
 t_discover() {
 	local out rc=0 nqn
