@@ -10,10 +10,10 @@
 # -l lists the tests and exits.
 #
 # Semantics follow the kselftest runner: each test runs under
-# "timeout --foreground" with the limit from ./settings ("timeout=N"),
-# overridable per test by a "# timeout=N" line in the test script. Its
-# output is shown with a "# " prefix (so its own KTAP nests), and the
-# result becomes one top-level line:
+# "timeout --foreground" with the limit from the settings file of its
+# directory ("timeout=N", see test_timeout below). Its output is shown
+# with a "# " prefix (so its own KTAP nests), and the result becomes one
+# top-level line:
 #   exit 0   -> ok N name
 #   exit 4   -> ok N name # SKIP
 #   timeout  -> not ok N name # TIMEOUT
@@ -35,14 +35,8 @@ set -u
 SELFTESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 readonly SELFTESTS
 
-# shellcheck source=lib/ktap.sh
-. "$SELFTESTS/lib/ktap.sh"
-# shellcheck source=lib/env.sh
-. "$SELFTESTS/lib/env.sh"
-# shellcheck source=lib/nvme.sh
-. "$SELFTESTS/lib/nvme.sh"
-# shellcheck source=lib/rig.sh
-. "$SELFTESTS/lib/rig.sh"
+# shellcheck source=lib/frame.sh
+. "$SELFTESTS/lib/frame.sh"
 
 export XRDMA_RIG_PERSIST=1
 
@@ -85,19 +79,17 @@ if ((list)); then
 	exit 0
 fi
 
-default_timeout=45
-if [[ -r $SELFTESTS/settings ]]; then
-	default_timeout=$(sed -n 's/^timeout=\([0-9]\+\)$/\1/p' \
-		"$SELFTESTS/settings" | tail -n 1)
-fi
-default_timeout=${default_timeout:-45}
-
-# The per-test "# timeout=N" line, else the settings value.
-# XRDMA_TIMEOUT_SCALE=N multiplies every limit (the debug kernel is slow).
+# The time limit of test $1: "timeout=N" from the settings file of its
+# directory (45 s without one, as in kselftest), or XRDMA_TIMEOUT for every
+# test (kselftest's --override-timeout; make soak). XRDMA_TIMEOUT_SCALE=N
+# multiplies it (the debug kernel is slow).
 test_timeout() {
-	local t
-	t=$(sed -n 's/^# timeout=\([0-9]\+\)$/\1/p' "$1" | head -n 1)
-	echo "$((${t:-$default_timeout} * ${XRDMA_TIMEOUT_SCALE:-1}))"
+	local t=${XRDMA_TIMEOUT:-} s
+	s=$(dirname "$1")/settings
+	if [[ -z $t && -r $s ]]; then
+		t=$(sed -n 's/^timeout=\([0-9]\+\)$/\1/p' "$s" | tail -n 1)
+	fi
+	echo "$((${t:-45} * ${XRDMA_TIMEOUT_SCALE:-1}))"
 }
 
 # ---------------------------------------------------------------- run
@@ -131,16 +123,16 @@ failed=0
 skipped=0
 suite_start=$(now_ms)
 
-ktap_header
-ktap_diag "kernel $(uname -r), $(nproc) cpus, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo)"
+ktap_print_header
+ktap_print_msg "kernel $(uname -r), $(nproc) cpus, $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo)"
 if ko=$(modinfo -n nvme-xrdma 2>/dev/null); then
 	ver=$(modinfo -F version nvme-xrdma)
-	ktap_diag "nvme-xrdma: $ko${ver:+ version $ver}," \
+	ktap_print_msg "nvme-xrdma: $ko${ver:+ version $ver}," \
 		"sha256 $(sha256sum <"$ko" | cut -c1-12)"
 else
-	ktap_diag "nvme-xrdma: not installed"
+	ktap_print_msg "nvme-xrdma: not installed"
 fi
-ktap_plan "${#tests[@]}"
+ktap_set_plan "${#tests[@]}"
 
 num=0
 for t in "${tests[@]}"; do
@@ -225,18 +217,18 @@ dmesg_mark teardown
 teardown_out=$(rig_teardown 2>&1)
 teardown_rc=$?
 if [[ -n $teardown_out ]]; then
-	ktap_diag "$teardown_out"
+	ktap_print_msg "$teardown_out"
 fi
 if ((teardown_rc)); then
-	ktap_diag "rig teardown left things behind"
+	ktap_print_msg "rig teardown left things behind"
 	failed=$((failed + 1))
 fi
 if ! splat=$(dmesg_check); then
-	ktap_diag "kernel problems during teardown:"
-	ktap_diag "$splat"
+	ktap_print_msg "kernel problems during teardown:"
+	ktap_print_msg "$splat"
 	failed=$((failed + 1))
 fi
 
-ktap_diag "total time $((($(now_ms) - suite_start) / 1000))s"
+ktap_print_msg "total time $((($(now_ms) - suite_start) / 1000))s"
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))

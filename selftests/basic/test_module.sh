@@ -9,12 +9,8 @@
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/ktap.sh
-. "$DIR/../lib/ktap.sh"
-# shellcheck source=../lib/env.sh
-. "$DIR/../lib/env.sh"
-# shellcheck source=../lib/leak.sh
-. "$DIR/../lib/leak.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 readonly MOD=nvme-xrdma
 readonly SYSMOD=/sys/module/nvme_xrdma
@@ -22,22 +18,18 @@ readonly ROUNDS=5
 
 cleanup() {
 	module_loaded "$MOD" && modprobe -r "$MOD" 2>/dev/null
-	leak_cleanup
+	test_end
 }
 trap cleanup EXIT
 
-ktap_header
-require_root
-require_cmd modprobe modinfo
-module_available "$MOD" ||
-	ktap_skip_all "$MOD is not installed (build the module first)"
+TEST_RIG=0
+TEST_CMDS="modinfo"
+TEST_MODULES=$MOD
+test_begin 9
 if module_loaded "$MOD"; then
-	modprobe -r "$MOD" 2>/dev/null || ktap_bail "$MOD is loaded and cannot be removed"
+	modprobe -r "$MOD" 2>/dev/null ||
+		ktap_exit_fail_msg "$MOD is loaded and cannot be removed"
 fi
-
-ktap_plan 9
-leak_snapshot
-dmesg_mark
 
 module_gone() {
 	! module_loaded "$MOD"
@@ -116,4 +108,4 @@ ktap_run "load/unload $ROUNDS times" t_rounds
 ktap_run "module not loaded at the end" t_not_loaded
 ktap_run "no leaked module references or RDMA resources" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -10,56 +10,22 @@
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/ktap.sh
-. "$DIR/../lib/ktap.sh"
-# shellcheck source=../lib/env.sh
-. "$DIR/../lib/env.sh"
-# shellcheck source=../lib/leak.sh
-. "$DIR/../lib/leak.sh"
-# shellcheck source=../lib/nvme.sh
-. "$DIR/../lib/nvme.sh"
-# shellcheck source=../lib/rig.sh
-. "$DIR/../lib/rig.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 readonly TR=rdma
-readonly IO_SIZE=8M
 
 CTRL=
 DEV=
 
-cleanup() {
-	[[ -n $CTRL ]] && nvme_delete_ctrl "$CTRL"
-	rig_release
-	env_cleanup
-	leak_cleanup
-}
-trap cleanup EXIT
+trap 'test_end "$TR"' EXIT
 
-ktap_header
-require_root
-require_vm
-require_cmd nvme rdma ip fio dd cmp
-require_module dummy rdma_rxe null_blk nvmet_rdma nvme_rdma
-
-ktap_quiet rig_acquire || ktap_bail "rig setup failed"
-make_test_tmp
-ktap_plan 8
-leak_snapshot
-dmesg_mark
-
-# connect_ram: connect and set CTRL, DEV.
-connect_ram() {
-	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_RAM" || return 1
-	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$RIG_IP4") || {
-		echo "no $TR controller for $RIG_NQN_RAM in /sys/class/nvme"
-		return 1
-	}
-	echo "controller $CTRL: $(nvme_ctrl_attr "$CTRL" address)"
-	nvme_wait_state "$CTRL" live
-}
+TEST_CMDS="dd cmp"
+TEST_MODULES=nvme_rdma
+test_begin 8
 
 t_connect() {
-	connect_ram
+	connect_subsys "$TR" "$RIG_NQN_RAM"
 }
 
 t_namespace() {
@@ -69,31 +35,14 @@ t_namespace() {
 		"lba $(blockdev --getss "$DEV")"
 }
 
-# run_fio NAME FIO-ARGS...: write + verify on $DEV; summary on success,
-# everything on failure.
-run_fio() {
-	local name=$1 out rc
-	shift
-	out=$(fio --name="$name" --filename="$DEV" --ioengine=libaio \
-		--direct=1 --size="$IO_SIZE" --verify=crc32c --do_verify=1 \
-		--verify_fatal=1 --output-format=normal "$@" 2>&1)
-	rc=$?
-	if ((rc)); then
-		echo "$out"
-		echo "fio exit $rc"
-		return 1
-	fi
-	grep -E 'err=|IOPS=' <<<"$out"
-}
-
 t_fio_seq() {
 	ktap_require DEV "no namespace" || return
-	run_fio seq128k --rw=write --bs=128k --iodepth=8
+	fio_verify seq128k --rw=write --bs=128k --iodepth=8
 }
 
 t_fio_rand() {
 	ktap_require DEV "no namespace" || return
-	run_fio rand4k --rw=randwrite --bs=4k --iodepth=16 --offset=16M
+	fio_verify rand4k --rw=randwrite --bs=4k --iodepth=16 --offset=16M
 }
 
 t_persist() {
@@ -104,8 +53,7 @@ t_persist() {
 	nvme_disconnect "$CTRL" || return 1
 	CTRL=
 	DEV=
-	connect_ram || return 1
-	DEV=$(nvme_wait_ns "$CTRL") || return 1
+	connect_ram "$TR" || return 1
 	dd if="$DEV" bs=1M skip=32 count=4 iflag=direct status=none |
 		cmp - "$pat" || return 1
 	echo "4 MiB pattern read back intact after reconnect"
@@ -133,4 +81,4 @@ ktap_run "data survives disconnect and reconnect" t_persist
 ktap_run "nvme disconnect" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -13,16 +13,8 @@
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/ktap.sh
-. "$DIR/../lib/ktap.sh"
-# shellcheck source=../lib/env.sh
-. "$DIR/../lib/env.sh"
-# shellcheck source=../lib/leak.sh
-. "$DIR/../lib/leak.sh"
-# shellcheck source=../lib/nvme.sh
-. "$DIR/../lib/nvme.sh"
-# shellcheck source=../lib/rig.sh
-. "$DIR/../lib/rig.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 readonly TR=xrdma
 readonly MOD=nvme-xrdma
@@ -32,28 +24,12 @@ CTRL=
 CONNECT_RC=
 CONNECT_OUT=
 
-cleanup() {
-	[[ -n $CTRL ]] && nvme_delete_ctrl "$CTRL"
-	rig_release
-	leak_cleanup
-}
-trap cleanup EXIT
+trap 'test_end "$TR"' EXIT
 
-ktap_header
-require_root
-require_vm
-require_cmd nvme rdma ip modprobe
-require_module dummy rdma_rxe null_blk nvmet_rdma nvme-fabrics
-module_available "$MOD" ||
-	ktap_skip_all "$MOD is not installed (build the module first)"
-
-ktap_quiet rig_acquire || ktap_bail "rig setup failed"
-# /dev/nvme-fabrics must exist for nvme-cli; loading nvme-fabrics does
-# not load any transport.
-ktap_quiet nvme_fabrics_load || ktap_bail "cannot load nvme-fabrics"
-ktap_plan 9
-leak_snapshot
-dmesg_mark
+# /dev/nvme-fabrics must exist for nvme-cli; test_begin loads nvme-fabrics,
+# which does not load any transport.
+TEST_MODULES="nvme_fabrics $MOD"
+test_begin 9
 
 t_not_loaded() {
 	if module_loaded "$MOD"; then
@@ -133,4 +109,4 @@ ktap_run "nvme disconnect" t_disconnect
 ktap_run "$MOD unloads afterwards" t_unload
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

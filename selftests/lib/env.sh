@@ -13,14 +13,15 @@ export LC_ALL=C
 # --------------------------------------------------------------- prerequisites
 
 require_root() {
-	[[ $(id -u) -eq 0 ]] || ktap_skip_all "must be root"
+	[[ $(id -u) -eq 0 ]] || ktap_exit_skip_msg "must be root"
 }
 
 # require_cmd CMD...
 require_cmd() {
 	local c
 	for c in "$@"; do
-		command -v "$c" >/dev/null 2>&1 || ktap_skip_all "missing command: $c"
+		command -v "$c" >/dev/null 2>&1 ||
+			ktap_exit_skip_msg "missing command: $c"
 	done
 }
 
@@ -33,7 +34,7 @@ module_available() {
 require_module() {
 	local m
 	for m in "$@"; do
-		module_available "$m" || ktap_skip_all "missing module: $m"
+		module_available "$m" || ktap_exit_skip_msg "missing module: $m"
 	done
 }
 
@@ -41,7 +42,8 @@ require_module() {
 # modules: only do that inside the disposable test VM unless told to.
 require_vm() {
 	[[ -n ${XRDMA_VM:-} || -n ${XRDMA_RIG_ALLOW_HOST:-} ]] ||
-		ktap_skip_all "not inside tools/vm/run (set XRDMA_RIG_ALLOW_HOST=1 to run on this machine)"
+		ktap_exit_skip_msg "not inside tools/vm/run" \
+			"(set XRDMA_RIG_ALLOW_HOST=1 to run on this machine)"
 }
 
 # --------------------------------------------------------------- polling

@@ -3,6 +3,13 @@
 #
 # KTAP output helpers for the xrdma shell selftests (sourced, not run).
 #
+# The names and their meaning are those of the kernel's
+# tools/testing/selftests/kselftest/ktap_helpers.sh (ktap_print_header,
+# ktap_set_plan, ktap_test_pass/fail/skip/result, ktap_print_msg,
+# ktap_skip_all, ktap_exit_fail_msg, ktap_print_totals, ktap_finished,
+# KTAP_CNT_*, KSFT_*); the implementation is ours. Ours only: ktap_run,
+# ktap_quiet, ktap_prefix, ktap_require and ktap_exit_skip_msg.
+#
 # A test using these prints, in order:
 #
 #   TAP version 13
@@ -16,13 +23,13 @@
 # and exits with the kselftest codes: 0 if nothing failed, 1 if anything
 # failed (or the plan was not met), 4 if everything was skipped.
 #
-# Typical use:
+# Typical use (lib/frame.sh's test_begin prints the header and the plan):
 #
-#   ktap_header
-#   ktap_plan 2
+#   ktap_print_header
+#   ktap_set_plan 2
 #   ktap_run "module loads" t_load
 #   ktap_run "module unloads" t_unload
-#   ktap_finish
+#   ktap_finished
 #
 # A subtest function returns 0 (pass), $KSFT_SKIP (skip; set KTAP_REASON
 # first) or anything else (fail). Its stdout and stderr are shown as "# "
@@ -32,33 +39,27 @@
 # shellcheck disable=SC2034  # the codes are used by the scripts sourcing us
 KSFT_PASS=0
 KSFT_FAIL=1
-KSFT_XFAIL=2
-KSFT_XPASS=3
 KSFT_SKIP=4
 
-KTAP_NUM=0
-KTAP_PASS=0
-KTAP_FAIL=0
-KTAP_SKIP=0
-KTAP_PLAN=
-KTAP_HEADER_DONE=0
+KTAP_TESTNO=1
+KTAP_CNT_PASS=0
+KTAP_CNT_FAIL=0
+KTAP_CNT_SKIP=0
+KSFT_NUM_TESTS=
 KTAP_REASON=
 
-# "TAP version 13" (what kselftest prints), once.
-ktap_header() {
-	((KTAP_HEADER_DONE)) && return 0
+ktap_print_header() {
 	echo "TAP version 13"
-	KTAP_HEADER_DONE=1
 }
 
-# ktap_plan N
-ktap_plan() {
-	KTAP_PLAN=$1
+# ktap_set_plan N
+ktap_set_plan() {
+	KSFT_NUM_TESTS=$1
 	echo "1..$1"
 }
 
-# ktap_diag TEXT...: one "# " line per line of TEXT.
-ktap_diag() {
+# ktap_print_msg TEXT...: one "# " line per line of TEXT.
+ktap_print_msg() {
 	local line
 	while IFS= read -r line; do
 		echo "# $line"
@@ -68,12 +69,6 @@ ktap_diag() {
 # Filter: prefix every line of stdin with "# " (unbuffered).
 ktap_prefix() {
 	sed -u 's/^/# /'
-}
-
-# ktap_cmd CMD...: run CMD with its output as diagnostics; CMD's status.
-ktap_cmd() {
-	"$@" 2>&1 | ktap_prefix
-	return "${PIPESTATUS[0]}"
 }
 
 # ktap_quiet CMD...: run CMD (a function may set state) in this shell with
@@ -92,48 +87,53 @@ ktap_quiet() {
 	return "$rc"
 }
 
-ktap_pass() {
-	KTAP_NUM=$((KTAP_NUM + 1))
-	KTAP_PASS=$((KTAP_PASS + 1))
-	echo "ok $KTAP_NUM $*"
+# ktap_test_line RESULT DESCRIPTION: the next numbered result line.
+ktap_test_line() {
+	echo "$1 $KTAP_TESTNO $2"
+	KTAP_TESTNO=$((KTAP_TESTNO + 1))
 }
 
-ktap_fail() {
-	KTAP_NUM=$((KTAP_NUM + 1))
-	KTAP_FAIL=$((KTAP_FAIL + 1))
-	echo "not ok $KTAP_NUM $*"
+# ktap_test_pass DESCRIPTION
+ktap_test_pass() {
+	KTAP_CNT_PASS=$((KTAP_CNT_PASS + 1))
+	ktap_test_line ok "$1"
 }
 
-# ktap_skip DESCRIPTION REASON
-ktap_skip() {
-	KTAP_NUM=$((KTAP_NUM + 1))
-	KTAP_SKIP=$((KTAP_SKIP + 1))
-	echo "ok $KTAP_NUM $1 # SKIP ${2:-}"
+# ktap_test_fail DESCRIPTION
+ktap_test_fail() {
+	KTAP_CNT_FAIL=$((KTAP_CNT_FAIL + 1))
+	ktap_test_line "not ok" "$1"
 }
 
-# ktap_result RC DESCRIPTION: 0 pass, $KSFT_SKIP skip (reason in
-# KTAP_REASON), anything else fail.
-ktap_result() {
-	local rc=$1
-	shift
-	case $rc in
-	0) ktap_pass "$*" ;;
-	"$KSFT_SKIP") ktap_skip "$*" "${KTAP_REASON:-}" ;;
-	*) ktap_fail "$*" ;;
-	esac
+# ktap_test_skip DESCRIPTION [REASON]
+ktap_test_skip() {
+	KTAP_CNT_SKIP=$((KTAP_CNT_SKIP + 1))
+	ktap_test_line ok "$1 # SKIP ${2:-}"
 }
 
-# ktap_run DESCRIPTION FUNCTION [ARGS...]: run one subtest.
-ktap_run() {
+# ktap_test_result DESCRIPTION CMD...: run CMD, one result line for its
+# status: 0 pass, $KSFT_SKIP skip (reason in KTAP_REASON), else fail.
+# Returns CMD's status.
+ktap_test_result() {
 	local desc=$1 rc
 	shift
 	KTAP_REASON=
-	# Run in this shell (so the function may set state), output through
-	# a "# " prefixer; ktap_quiet waits for it so lines stay in order.
-	ktap_quiet "$@"
+	"$@"
 	rc=$?
-	ktap_result "$rc" "$desc"
+	case $rc in
+	0) ktap_test_pass "$desc" ;;
+	"$KSFT_SKIP") ktap_test_skip "$desc" "$KTAP_REASON" ;;
+	*) ktap_test_fail "$desc" ;;
+	esac
 	return "$rc"
+}
+
+# ktap_run DESCRIPTION FUNCTION [ARGS...]: one subtest, run in this shell
+# (so the function may set state) with its output as diagnostics.
+ktap_run() {
+	local desc=$1
+	shift
+	ktap_test_result "$desc" ktap_quiet "$@"
 }
 
 # ktap_require VAR REASON: in a subtest, "ktap_require CTRL 'no controller'
@@ -144,35 +144,41 @@ ktap_require() {
 	return "$KSFT_SKIP"
 }
 
-# ktap_skip_all REASON: the whole test is skipped ("1..0 # SKIP").
+# ktap_skip_all REASON: the plan line of a test skipped as a whole.
 ktap_skip_all() {
-	ktap_header
 	echo "1..0 # SKIP $*"
+}
+
+# ktap_exit_skip_msg REASON: skip the whole test and exit (status 4).
+ktap_exit_skip_msg() {
+	ktap_skip_all "$@"
 	exit "$KSFT_SKIP"
 }
 
-# ktap_bail REASON: abort the whole test as failed.
-ktap_bail() {
-	ktap_header
+# ktap_exit_fail_msg REASON: abort the whole test as failed ("Bail out!").
+ktap_exit_fail_msg() {
 	echo "Bail out! $*"
+	ktap_print_totals
 	exit "$KSFT_FAIL"
 }
 
-# Print totals and exit with the kselftest code for the counts.
-ktap_finish() {
-	local rc
-	if [[ -n $KTAP_PLAN ]] && ((KTAP_NUM != KTAP_PLAN)); then
-		ktap_diag "planned $KTAP_PLAN tests but ran $KTAP_NUM"
-		KTAP_FAIL=$((KTAP_FAIL + 1))
+ktap_print_totals() {
+	echo "# Totals: pass:$KTAP_CNT_PASS fail:$KTAP_CNT_FAIL xfail:0 xpass:0" \
+		"skip:$KTAP_CNT_SKIP error:0"
+}
+
+# Print the totals and exit with the kselftest code for the counts.
+ktap_finished() {
+	local ran=$((KTAP_TESTNO - 1))
+	if [[ -n $KSFT_NUM_TESTS ]] && ((ran != KSFT_NUM_TESTS)); then
+		ktap_print_msg "planned $KSFT_NUM_TESTS tests but ran $ran"
+		KTAP_CNT_FAIL=$((KTAP_CNT_FAIL + 1))
 	fi
-	echo "# Totals: pass:$KTAP_PASS fail:$KTAP_FAIL xfail:0 xpass:0" \
-		"skip:$KTAP_SKIP error:0"
-	if ((KTAP_FAIL)); then
-		rc=$KSFT_FAIL
-	elif ((KTAP_PASS == 0 && KTAP_SKIP > 0)); then
-		rc=$KSFT_SKIP
-	else
-		rc=$KSFT_PASS
+	ktap_print_totals
+	if ((KTAP_CNT_FAIL)); then
+		exit "$KSFT_FAIL"
+	elif ((KTAP_CNT_PASS == 0 && KTAP_CNT_SKIP > 0)); then
+		exit "$KSFT_SKIP"
 	fi
-	exit "$rc"
+	exit "$KSFT_PASS"
 }

@@ -70,7 +70,7 @@ rig_write() {
 rig_is_up() {
 	[[ -f $RIG_STATE/up ]] &&
 		[[ -d $RIG_NVMET/ports/$RIG_PORT/subsystems/$RIG_NQN_RAM ]] &&
-		rdma link show "$RIG_RXE/1" 2>/dev/null | grep -q "state ACTIVE"
+		rig_rxe_active
 }
 
 # ---------------------------------------------------------------- netdev/rxe

@@ -4,12 +4,11 @@
 # Bad requests to "xrdma": each must fail with a specific errno and a
 # clear log line, quickly, with no splat and nothing leaked; and targets
 # that restrict us (no in-capsule data, small queues) must still work.
-# timeout=900
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/xrdma_test.sh
-. "$DIR/../lib/xrdma_test.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 readonly TR=xrdma
 readonly NQN_CLOSED=nqn.2026-11.io.xrdma:closed
@@ -147,17 +146,10 @@ t_host_not_allowed() {
 }
 ktap_run "host not allowed by the target: EIO" t_host_not_allowed
 
-# connect_port ID NQN: connect (port from NVME_TRSVCID), set CTRL.
-connect_port() {
-	nvme_connect "$TR" "$RIG_IP4" "$2" || return 1
-	CTRL=$(nvme_find_ctrl "$2" "$TR" "$RIG_IP4") || return 1
-	nvme_wait_state "$CTRL" live
-}
-
 t_no_inline() {
 	local rc=0 frwr
 	rig_add_param_port 7 4407 0 -1 "$RIG_NQN_RAM" || return 1
-	NVME_TRSVCID=4407 connect_port 7 "$RIG_NQN_RAM" || return 1
+	NVME_TRSVCID=4407 connect_subsys "$TR" "$RIG_NQN_RAM" || return 1
 	[[ $(cat "/sys/class/nvme/$CTRL/xrdma/inline_data_size") == 0 ]] || {
 		echo "inline_data_size not 0 with the target's inline disabled"
 		rc=1
@@ -180,7 +172,7 @@ ktap_run "target without in-capsule data: writes use FRWR" t_no_inline
 t_small_queue() {
 	local rc=0
 	rig_add_param_port 8 4408 -1 16 "$RIG_NQN_NULL" || return 1
-	NVME_TRSVCID=4408 connect_port 8 "$RIG_NQN_NULL" || return 1
+	NVME_TRSVCID=4408 connect_subsys "$TR" "$RIG_NQN_NULL" || return 1
 	[[ $(cat "/sys/class/nvme/$CTRL/sqsize") == 15 ]] || {
 		echo "sqsize $(cat "/sys/class/nvme/$CTRL/sqsize"), expected 15"
 		rc=1
@@ -193,4 +185,4 @@ ktap_run "target with max queue size 16: depth clamped, works" t_small_queue
 
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -9,12 +9,11 @@
 # exercised on purpose and shown taken by the per-queue counters in
 # debugfs.  Discard, write zeroes and flush complete; data survives a
 # reconnect.
-# timeout=1500
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/xrdma_test.sh
-. "$DIR/../lib/xrdma_test.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 readonly TR=xrdma
 readonly DBG=/sys/kernel/debug/nvme-xrdma
@@ -46,29 +45,9 @@ delta() {
 	echo "$name +$DELTA"
 }
 
-# vfio NAME FIO-ARGS...: write then verify with crc32c on $DEV.
-vfio() {
-	local name=$1 out rc
-	shift
-	out=$(fio --name="$name" --filename="$DEV" --direct=1 \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 \
-		--ioengine=libaio --size=8M "$@" 2>&1)
-	rc=$?
-	if ((rc)) || grep -qE 'verify: bad|crc32c: verify failed' <<<"$out"; then
-		echo "$out" | tail -n 30
-		echo "fio $name failed (exit $rc)"
-		return 1
-	fi
-	grep -E 'err=' <<<"$out" | head -n 1
-}
-
 t_connect() {
 	# 2 default + 1 read + 1 poll queue
-	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_RAM" -i 2 -W 1 -P 1 ||
-		return 1
-	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$RIG_IP4") || return 1
-	nvme_wait_state "$CTRL" live || return 1
-	DEV=$(nvme_wait_ns "$CTRL") || return 1
+	connect_ram "$TR" -i 2 -W 1 -P 1 || return 1
 	[[ -r $DBG/$CTRL/stats ]] || {
 		echo "no $DBG/$CTRL/stats"
 		return 1
@@ -79,8 +58,8 @@ t_connect() {
 t_block_sizes() {
 	local bs rc=0
 	for bs in 512 4k 16k 64k 256k 1M; do
-		vfio "seq-$bs" --rw=write --bs="$bs" --iodepth=8 || rc=1
-		vfio "rand-$bs" --rw=randwrite --bs="$bs" --iodepth=16 \
+		fio_verify "seq-$bs" --rw=write --bs="$bs" --iodepth=8 || rc=1
+		fio_verify "rand-$bs" --rw=randwrite --bs="$bs" --iodepth=16 \
 			--offset=32M || rc=1
 	done
 	return "$rc"
@@ -88,9 +67,9 @@ t_block_sizes() {
 
 t_mixes() {
 	local rc=0
-	vfio mix70 --rw=randrw --rwmixread=70 --bs=4k --iodepth=32 || rc=1
-	vfio mixbs --rw=randrw --bsrange=512-256k --iodepth=16 || rc=1
-	vfio jobs4 --rw=randwrite --bs=8k --iodepth=8 --numjobs=4 \
+	fio_verify mix70 --rw=randrw --rwmixread=70 --bs=4k --iodepth=32 || rc=1
+	fio_verify mixbs --rw=randrw --bsrange=512-256k --iodepth=16 || rc=1
+	fio_verify jobs4 --rw=randwrite --bs=8k --iodepth=8 --numjobs=4 \
 		--offset_increment=16M || rc=1
 	return "$rc"
 }
@@ -98,7 +77,7 @@ t_mixes() {
 t_queue_depths() {
 	local qd rc=0
 	for qd in 1 4 32 128; do
-		vfio "qd$qd" --rw=randwrite --bs=4k --iodepth="$qd" \
+		fio_verify "qd$qd" --rw=randwrite --bs=4k --iodepth="$qd" \
 			--iodepth_batch_submit="$qd" --offset=64M || rc=1
 	done
 	return "$rc"
@@ -106,7 +85,7 @@ t_queue_depths() {
 
 t_inline() {
 	# a 4 KiB write fits the target's default 4 KiB in-capsule data
-	delta inline_data vfio inline --rw=randwrite --bs=4k --iodepth=8 \
+	delta inline_data fio_verify inline --rw=randwrite --bs=4k --iodepth=8 \
 		--size=4M --do_verify=0 || return 1
 	((DELTA >= 1024)) || {
 		echo "expected >= 1024 in-capsule writes"
@@ -115,7 +94,7 @@ t_inline() {
 }
 
 t_frwr_write() {
-	delta frwr vfio frwr-w --rw=write --bs=64k --iodepth=8 --size=4M \
+	delta frwr fio_verify frwr-w --rw=write --bs=64k --iodepth=8 --size=4M \
 		--do_verify=0 || return 1
 	((DELTA >= 64)) || {
 		echo "expected >= 64 FRWR commands"
@@ -126,7 +105,7 @@ t_frwr_write() {
 t_frwr_read() {
 	local before
 	before=$(counter remote_inv)
-	delta frwr vfio frwr-r --rw=read --bs=4k --iodepth=8 --size=4M \
+	delta frwr fio_verify frwr-r --rw=read --bs=4k --iodepth=8 --size=4M \
 		--verify=0 || return 1
 	((DELTA >= 1024)) || {
 		echo "expected >= 1024 FRWR reads"
@@ -142,14 +121,15 @@ t_frwr_read() {
 t_multiseg() {
 	# 4 KiB aligned 64 KiB I/O from a buffer split over pages; and 1 MiB
 	# I/Os, 256 pages in one MR
-	vfio multiseg --rw=randwrite --bs=1M --iodepth=4 --size=16M \
+	fio_verify multiseg --rw=randwrite --bs=1M --iodepth=4 --size=16M \
 		--offset=16M || return 1
-	vfio pages --rw=randwrite --bs=64k --iodepth=4 --mem=malloc || return 1
+	fio_verify pages --rw=randwrite --bs=64k --iodepth=4 --mem=malloc ||
+		return 1
 }
 
 t_unaligned() {
 	# buffers aligned to 512 bytes only: the first page is partial
-	vfio unaligned --rw=randwrite --bsrange=512-128k --iodepth=8 \
+	fio_verify unaligned --rw=randwrite --bsrange=512-128k --iodepth=8 \
 		--iomem_align=512 --mem=malloc || return 1
 }
 
@@ -173,8 +153,8 @@ t_poll() {
 		echo "hipri reads did not go to the poll queue"
 		return 1
 	}
-	vfio pollverify --ioengine=io_uring --hipri=1 --rw=randwrite --bs=16k \
-		--iodepth=16 || return 1
+	fio_verify pollverify --ioengine=io_uring --hipri=1 --rw=randwrite \
+		--bs=16k --iodepth=16 || return 1
 }
 
 t_no_data() {
@@ -199,9 +179,7 @@ t_persist() {
 		return 1
 	nvme_disconnect "$CTRL" || return 1
 	CTRL=
-	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_RAM" || return 1
-	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$RIG_IP4") || return 1
-	DEV=$(nvme_wait_ns "$CTRL") || return 1
+	connect_ram "$TR" || return 1
 	dd if="$DEV" bs=1M skip=96 count=8 iflag=direct status=none |
 		cmp - "$pat" || return 1
 	echo "8 MiB read back intact after reconnect"
@@ -238,4 +216,4 @@ ktap_run "every request completed, no bad response, no WR error" t_counters
 ktap_run "nvme disconnect" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -5,12 +5,11 @@
 # page listing both rig subsystems) and coexistence with the in-kernel
 # nvme-rdma host: both connected at the same time, to separate subsystems
 # on the same port, both doing verified I/O, then both disconnected.
-# timeout=900
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/xrdma_test.sh
-. "$DIR/../lib/xrdma_test.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 X_CTRL=
 R_CTRL=
@@ -23,7 +22,8 @@ trap cleanup EXIT
 
 TEST_MODULES="nvme_rdma nvme_xrdma"
 test_begin 8
-ktap_quiet rig_add_rdma_subsys || ktap_bail "cannot add the nvme-rdma subsystem"
+ktap_quiet rig_add_rdma_subsys ||
+	ktap_exit_fail_msg "cannot add the nvme-rdma subsystem"
 
 t_discover() {
 	local out rc=0 nqn
@@ -110,4 +110,4 @@ ktap_run "both disconnect" t_both_disconnect
 ktap_run "nvme-rdma subsystem removed" rig_del_rdma_subsys
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

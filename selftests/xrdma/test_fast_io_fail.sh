@@ -4,12 +4,11 @@
 # fast_io_fail_tmo: while the controller reconnects (the target's port
 # was taken away), I/O must fail on time when fast_io_fail_tmo is set,
 # and must wait for the reconnect (and then succeed) when it is not.
-# timeout=300
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/xrdma_test.sh
-. "$DIR/../lib/xrdma_test.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 readonly TR=xrdma
 readonly FAIL_TMO=3
@@ -127,4 +126,4 @@ ktap_run "no fast_io_fail_tmo: queued I/O waits and completes" t_no_fast_fail
 
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -20,12 +20,11 @@
 # error state (the target's own DREQ, say) it says so.
 #
 # XRDMA_FLAP_TR=rdma runs the same storm against the in-kernel host.
-# timeout=900
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/xrdma_test.sh
-. "$DIR/../lib/xrdma_test.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 # XRDMA_FLAP_TR=rdma runs the same storm against the in-kernel host
 readonly TR=${XRDMA_FLAP_TR:-xrdma}
@@ -149,4 +148,4 @@ ktap_run "fio finished, no verify error" t_fio_done
 ktap_run "verified write and read after the flaps, disconnect" t_verify_all
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -6,12 +6,11 @@
 # list, list-subsys and id-ctrl work, options that do not apply to RDMA
 # are refused with EINVAL, and a duplicate connect is refused unless
 # asked for. Ends with the leak and dmesg checks.
-# timeout=900
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/xrdma_test.sh
-. "$DIR/../lib/xrdma_test.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 readonly TR=xrdma
 CTRL=
@@ -49,12 +48,7 @@ expect_max_io_kb() {
 }
 
 connect_null() {
-	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_NULL" "$@" || return 1
-	CTRL=$(nvme_find_ctrl "$RIG_NQN_NULL" "$TR" "$RIG_IP4") || {
-		echo "no $TR controller for $RIG_NQN_NULL"
-		return 1
-	}
-	nvme_wait_state "$CTRL" live
+	connect_subsys "$TR" "$RIG_NQN_NULL" "$@"
 }
 
 nvme_none_left() {
@@ -154,8 +148,7 @@ t_default_trsvcid() {
 
 t_ipv6() {
 	local rc=0 port=6
-	rig_add_port "$port" ipv6 "$RIG_IP6" 4420 || return 1
-	rig_link "$port" "$RIG_NQN_NULL" || return 1
+	rig_add_ipv6_port "$port" "$RIG_NQN_NULL" || return 1
 	nvme_connect "$TR" "$RIG_IP6" "$RIG_NQN_NULL" || rc=1
 	CTRL=$(nvme_find_ctrl "$RIG_NQN_NULL" "$TR" "$RIG_IP6") || rc=1
 	if [[ -n $CTRL ]]; then
@@ -258,4 +251,4 @@ ktap_run "options that do not apply are refused" t_refused
 ktap_run "no controller left" nvme_none_left
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

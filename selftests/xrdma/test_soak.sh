@@ -6,12 +6,11 @@
 # slab memory must be back at their baseline.  "make check" runs a short
 # soak; "make soak" the long one (XRDMA_SOAK_CYCLES=200,
 # XRDMA_SOAK_RESETS=50).
-# timeout=3600
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/xrdma_test.sh
-. "$DIR/../lib/xrdma_test.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 # XRDMA_SOAK_TR=rdma soaks the in-kernel host the same way, for comparison
 readonly TR=${XRDMA_SOAK_TR:-xrdma}
@@ -68,12 +67,9 @@ t_cycles() {
 }
 
 t_resets() {
-	local i rc=0 dev t0
-	nvme_connect "$TR" "$RIG_IP4" "$RIG_NQN_RAM" || return 1
-	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR") || return 1
-	nvme_wait_state "$CTRL" live || return 1
-	dev=$(nvme_wait_ns "$CTRL") || return 1
-	fio --name=soak --filename="$dev" --direct=1 --ioengine=libaio \
+	local i rc=0 t0
+	connect_ram "$TR" || return 1
+	fio --name=soak --filename="$DEV" --direct=1 --ioengine=libaio \
 		--rw=randwrite --bsrange=4k-64k --iodepth=16 --size=16M \
 		--loops=100000 --verify=crc32c --verify_backlog=256 \
 		--verify_fatal=1 >"$TEST_TMP/soak.fio" 2>&1 &
@@ -127,4 +123,4 @@ ktap_run "$RESETS controller resets under verified I/O" t_resets
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "kernel slab back to its baseline" t_slab
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

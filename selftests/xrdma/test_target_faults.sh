@@ -6,12 +6,11 @@
 # and enabled again, and nvmet-rdma is unloaded and reloaded.  Each time
 # the controller must recover on its own (reconnect_delay 1 s), I/O must
 # resume with intact data, and nothing may hang or leak.
-# timeout=1200
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/xrdma_test.sh
-. "$DIR/../lib/xrdma_test.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 readonly TR=xrdma
 CTRL=
@@ -29,14 +28,8 @@ test_begin 8
 
 # vio NAME OFFSET: a short verified write+read pass.
 vio() {
-	fio --name="$1" --filename="$DEV" --direct=1 --ioengine=libaio \
-		--rw=randwrite --bsrange=4k-64k --iodepth=16 --size=8M \
-		--offset="$2" --verify=crc32c --do_verify=1 --verify_fatal=1 \
-		>"$TEST_TMP/$1.fio" 2>&1 || {
-		tail -n 20 "$TEST_TMP/$1.fio"
-		return 1
-	}
-	grep 'err=' "$TEST_TMP/$1.fio" | head -n 1
+	fio_verify "$1" --rw=randwrite --bsrange=4k-64k --iodepth=16 \
+		--offset="$2"
 }
 
 # timed_live WHAT: wait for LIVE again, report how long it took.
@@ -131,4 +124,4 @@ ktap_run "recoveries and rejects counted" t_counted
 ktap_run "nvme disconnect" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
-ktap_finish
+ktap_finished

@@ -6,12 +6,11 @@
 # under I/O (controllers removed, outstanding I/O failed, no hang); then
 # the device is added back and xrdma connects again.  RDMA resources and
 # module references must come back to where they were.
-# timeout=900
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-# shellcheck source=../lib/xrdma_test.sh
-. "$DIR/../lib/xrdma_test.sh"
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
 
 readonly TR=xrdma
 CTRL=
@@ -19,12 +18,6 @@ CTRL=
 trap 'test_end "$TR"' EXIT
 
 test_begin 8
-
-connect() {
-	nvme_connect "$TR" "$RIG_IP4" "$1" "${@:2}" || return 1
-	CTRL=$(nvme_find_ctrl "$1" "$TR" "$RIG_IP4" | tail -n 1) || return 1
-	nvme_wait_state "$CTRL" live
-}
 
 # bg_fio DEV SECONDS [ARGS]: verified random writes in the background.
 bg_fio() {
@@ -36,10 +29,9 @@ bg_fio() {
 }
 
 t_reset_under_io() {
-	local dev i rc=0
-	connect "$RIG_NQN_RAM" || return 1
-	dev=$(nvme_wait_ns "$CTRL") || return 1
-	bg_fio "$dev" 40
+	local i rc=0
+	connect_ram "$TR" || return 1
+	bg_fio "$DEV" 40
 	for i in 1 2 3; do
 		sleep 3
 		echo "reset $i"
@@ -60,9 +52,9 @@ t_reset_under_io() {
 
 t_unload_live() {
 	local c1 c2 rc=0
-	connect "$RIG_NQN_RAM" || return 1
+	connect_subsys "$TR" "$RIG_NQN_RAM" || return 1
 	c1=$CTRL
-	connect "$RIG_NQN_NULL" || return 1
+	connect_subsys "$TR" "$RIG_NQN_NULL" || return 1
 	c2=$CTRL
 	CTRL=
 	modprobe -r nvme-xrdma || {
@@ -80,11 +72,10 @@ t_unload_live() {
 }
 
 t_link_delete() {
-	local dev start rc=0
-	connect "$RIG_NQN_RAM" || return 1
-	dev=$(nvme_wait_ns "$CTRL") || return 1
+	local start rc=0
+	connect_ram "$TR" || return 1
 	# no verify: the writes in flight when the device goes fail
-	fio --name=gone --filename="$dev" --direct=1 --ioengine=libaio \
+	fio --name=gone --filename="$DEV" --direct=1 --ioengine=libaio \
 		--rw=randwrite --bs=4k --iodepth=16 --size=16M --time_based \
 		--runtime=60 >"$TEST_TMP/gone.fio" 2>&1 &
 	FIO_PID=$!
@@ -111,11 +102,9 @@ t_link_back() {
 	wait_for 30 rig_rxe_active || return 1
 	wait_for 30 rig_has_gid "$RIG_IP4" || return 1
 	# nvmet-rdma drops its listener with the device: re-enable the port
-	rig_unlink "$RIG_PORT" "$RIG_NQN_NULL"
-	rig_unlink "$RIG_PORT" "$RIG_NQN_RAM"
-	rig_link "$RIG_PORT" "$RIG_NQN_NULL" || return 1
-	rig_link "$RIG_PORT" "$RIG_NQN_RAM" || return 1
-	wait_for 30 connect "$RIG_NQN_RAM" || return 1
+	rig_port_close
+	rig_port_open || return 1
+	wait_for 30 connect_subsys "$TR" "$RIG_NQN_RAM" || return 1
 	nvme_disconnect "$CTRL" || return 1
 	CTRL=
 }
@@ -138,4 +127,4 @@ ktap_run "no controller left" no_ctrl_left
 ktap_run "RDMA resources and module refs back to baseline" t_leak
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
 ktap_run "rxe device is the rig's again" rig_rxe_active
-ktap_finish
+ktap_finished

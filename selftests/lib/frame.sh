@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# The frame of every xrdma selftest (sourced, not run): all libs, and
+#
+#   test_begin PLAN   KTAP header; skip (exit 4) unless root with the
+#                     commands in TEST_CMDS and the modules in
+#                     TEST_MODULES; unless TEST_RIG=0 (a test of the module
+#                     alone) also inside the test VM with the rig's
+#                     commands and modules, the rig up and /dev/nvme-fabrics;
+#                     a scratch dir ($TEST_TMP); then the plan, the leak
+#                     snapshot and the dmesg mark every test ends by
+#                     checking against (leak_check, dmesg_check)
+#   test_end [TR...]  the end of a test's EXIT trap: stop a background
+#                     fio ($FIO_PID), delete leftover controllers of the
+#                     transports, release the rig, remove scratch state
+#   connect_subsys TR NQN [OPTS...]  connect over TR to NQN on the rig's
+#                     port (nvme-cli OPTS), wait until live; sets CTRL
+#   connect_ram TR [OPTS...]  the same to the RAM subsystem; sets CTRL and
+#                     DEV (its namespace)
+#   fio_verify NAME [FIO-ARGS...]  write $DEV and verify it with crc32c
+#   fio_wait SECONDS  wait, bounded, for the background fio to end;
+#                     status 1 if it is still running
+
+FRAME_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=ktap.sh
+. "$FRAME_LIB/ktap.sh"
+# shellcheck source=env.sh
+. "$FRAME_LIB/env.sh"
+# shellcheck source=leak.sh
+. "$FRAME_LIB/leak.sh"
+# shellcheck source=nvme.sh
+. "$FRAME_LIB/nvme.sh"
+# shellcheck source=rig.sh
+. "$FRAME_LIB/rig.sh"
+
+TEST_CMDS=${TEST_CMDS:-}
+TEST_MODULES=${TEST_MODULES:-nvme_xrdma}
+TEST_RIG=${TEST_RIG:-1}
+
+test_begin() {
+	local want_cmds="modprobe $TEST_CMDS" want_mods=$TEST_MODULES
+	ktap_print_header
+	require_root
+	if ((TEST_RIG)); then
+		require_vm
+		want_cmds+=" nvme rdma ip fio"
+		want_mods+=" dummy rdma_rxe null_blk nvmet_rdma"
+	fi
+	# shellcheck disable=SC2086 # word lists on purpose
+	require_cmd $want_cmds
+	# shellcheck disable=SC2086
+	require_module $want_mods
+	if ((TEST_RIG)); then
+		ktap_quiet rig_acquire || ktap_exit_fail_msg "rig setup failed"
+		ktap_quiet nvme_fabrics_load ||
+			ktap_exit_fail_msg "no /dev/nvme-fabrics"
+	fi
+	make_test_tmp
+	ktap_set_plan "$1"
+	leak_snapshot
+	dmesg_mark
+}
+
+connect_subsys() {
+	local tr=$1 nqn=$2
+	shift 2
+	nvme_connect "$tr" "$RIG_IP4" "$nqn" "$@" || return 1
+	CTRL=$(nvme_find_ctrl "$nqn" "$tr" "$RIG_IP4" | tail -n 1)
+	[[ -n $CTRL ]] || {
+		echo "no $tr controller for $nqn in /sys/class/nvme"
+		return 1
+	}
+	echo "controller $CTRL: $(nvme_ctrl_attr "$CTRL" address)"
+	nvme_wait_state "$CTRL" live
+}
+
+connect_ram() {
+	connect_subsys "$1" "$RIG_NQN_RAM" "${@:2}" || return 1
+	# shellcheck disable=SC2034 # for the test that sourced us
+	DEV=$(nvme_wait_ns "$CTRL")
+}
+
+# fio_verify NAME [FIO-ARGS...]: write 8 MiB of $DEV (ARGS may say
+# otherwise: the last of an option counts) and read it back verified with
+# crc32c. Prints fio's err= line; on failure (fio's status or a verify
+# error) the end of its output, status 1.
+fio_verify() {
+	local name=$1 out rc
+	shift
+	out=$(fio --name="$name" --filename="$DEV" --ioengine=libaio \
+		--direct=1 --size=8M --verify=crc32c --do_verify=1 \
+		--verify_fatal=1 "$@" 2>&1)
+	rc=$?
+	if ((rc)) || grep -qE 'verify: bad|crc32c: verify failed' <<<"$out"; then
+		tail -n 30 <<<"$out"
+		echo "fio $name failed (exit $rc)"
+		return 1
+	fi
+	grep -E 'err=' <<<"$out" | head -n 1
+}
+
+FIO_PID=
+
+fio_running() {
+	[[ -n $FIO_PID ]] && kill -0 "$FIO_PID" 2>/dev/null
+}
+
+fio_wait() {
+	wait_for "$1" eval '! fio_running' && return 0
+	echo "fio (pid $FIO_PID) still running after $1 s"
+	return 1
+}
+
+test_end() {
+	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
+	nvme_delete_ctrls "$@"
+	rig_release
+	env_cleanup
+	leak_cleanup
+}
