@@ -137,8 +137,37 @@ static int xrdma_queue_create_cq(struct xrdma_queue *queue)
 
 static void xrdma_queue_destroy_cq(struct xrdma_queue *queue)
 {
-	ib_free_cq(queue->cq);
+	struct ib_cq *cq = queue->cq;
+
+	/* no poller may be inside the CQ, nor find it, once it goes */
+	spin_lock(&queue->poll_lock);
 	queue->cq = NULL;
+	spin_unlock(&queue->poll_lock);
+	ib_free_cq(cq);
+}
+
+/**
+ * xrdma_queue_poll() - reap a poll queue's completions for blk-mq ->poll
+ * @queue: a queue with an IB_POLL_DIRECT CQ, in any state
+ *
+ * blk-mq polls a bio as long as it is outstanding, and a bio requeued by a
+ * teardown stays outstanding while the controller reconnects, when the
+ * queue is stopped or its CQ freed.  poll_lock keeps the CQ from going
+ * away under a poller and pollers out of a stopped queue, whose CQ only
+ * the drain reaps.
+ *
+ * Return: the number of completions processed.
+ */
+int xrdma_queue_poll(struct xrdma_queue *queue)
+{
+	int n = 0;
+
+	if (!spin_trylock(&queue->poll_lock))
+		return 0;
+	if (queue->cq && !test_bit(XRDMA_Q_STOPPED, &queue->flags))
+		n = ib_process_cq_direct(queue->cq, -1);
+	spin_unlock(&queue->poll_lock);
+	return n;
 }
 
 static int xrdma_queue_create_qp(struct xrdma_queue *queue)
@@ -213,7 +242,9 @@ static void xrdma_queue_drain(struct xrdma_queue *queue)
 			return;
 		}
 		if (queue->poll_direct) {
+			spin_lock(&queue->poll_lock);
 			ib_process_cq_direct(queue->cq, -1);
+			spin_unlock(&queue->poll_lock);
 			left = min_t(long, left, msecs_to_jiffies(5));
 		}
 		if (wait_for_completion_timeout(&queue->drain_done, left))
@@ -362,13 +393,15 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
 	int tries = 0;
 	int ret;
 
-	/* a queue slot is reused across reconnects: start clean */
+	/*
+	 * A queue slot is reused across reconnects: start clean.  STOPPED
+	 * stays set until the queue is allocated, so nothing is posted to
+	 * it before (xrdma_flush_pending()) and no poller reaps its CQ.
+	 */
 	clear_bit(XRDMA_Q_CONNECTED, &queue->flags);
 	clear_bit(XRDMA_Q_LIVE, &queue->flags);
-	clear_bit(XRDMA_Q_STOPPED, &queue->flags);
 	queue->size = size;
 	queue->crqsize = 0;
-	xrdma_queue_pend_reset(queue);
 
 	for (;;) {
 		/* in-capsule data: I/O queues only, what IOCCSZ leaves */
@@ -384,6 +417,7 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
 		return ret == -ESTALE ? -ECONNREFUSED : ret;
 
 	set_bit(XRDMA_Q_ALLOCATED, &queue->flags);
+	clear_bit(XRDMA_Q_STOPPED, &queue->flags);
 	xrdma_debugfs_queue_add(queue);
 	return 0;
 }
@@ -421,7 +455,8 @@ int xrdma_queue_start(struct xrdma_queue *queue)
  * @queue: the queue
  *
  * Idempotent; safe against the timeout handler.  After it returns no
- * completion handler of this queue runs any more.
+ * completion handler of this queue runs any more, no poller is inside its
+ * CQ, and WRs not posted yet never will be.
  */
 void xrdma_queue_stop(struct xrdma_queue *queue)
 {
@@ -429,8 +464,14 @@ void xrdma_queue_stop(struct xrdma_queue *queue)
 	if (test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
 	    !test_and_set_bit(XRDMA_Q_STOPPED, &queue->flags)) {
 		clear_bit(XRDMA_Q_LIVE, &queue->flags);
+		spin_lock(&queue->sq_lock);
+		xrdma_queue_pend_reset(queue);
+		spin_unlock(&queue->sq_lock);
 		xrdma_cm_disconnect(queue);
 		xrdma_queue_drain(queue);
+		/* wait out a poller that got in before STOPPED was set */
+		spin_lock(&queue->poll_lock);
+		spin_unlock(&queue->poll_lock);
 	}
 	mutex_unlock(&queue->stop_lock);
 }
@@ -468,7 +509,10 @@ int xrdma_queue_init(struct xrdma_ctrl *ctrl, int qid)
 	queue->qid = qid;
 	mutex_init(&queue->stop_lock);
 	spin_lock_init(&queue->sq_lock);
+	spin_lock_init(&queue->poll_lock);
 	xrdma_queue_pend_reset(queue);
+	/* not allocated yet: see xrdma_queue_alloc() */
+	set_bit(XRDMA_Q_STOPPED, &queue->flags);
 	return 0;
 }
 

@@ -405,16 +405,26 @@ static void xrdma_fail_unposted(struct xrdma_queue *queue,
 	}
 }
 
-/* Post the pending chain with one doorbell.  Called with sq_lock held. */
+/*
+ * Post the pending chain with one doorbell.  Called with sq_lock held.  A
+ * queue that is stopped (or was never set up) has no QP to post to: its
+ * chain is dropped, and the teardown or the timeout ends those commands.
+ */
 static void xrdma_flush_pending(struct xrdma_queue *queue)
 {
 	struct ib_send_wr *head = queue->pend_head;
+	unsigned long flags = READ_ONCE(queue->flags);
 	const struct ib_send_wr *bad = NULL;
 	int ret;
 
 	lockdep_assert_held(&queue->sq_lock);
 	if (!head)
 		return;
+	if (unlikely((flags & (BIT(XRDMA_Q_ALLOCATED) | BIT(XRDMA_Q_STOPPED))) !=
+		     BIT(XRDMA_Q_ALLOCATED))) {
+		xrdma_queue_pend_reset(queue);
+		return;
+	}
 	xrdma_stat_inc(queue, posts);
 	xrdma_stat_add(queue, wrs, queue->pend_nr);
 	trace_xrdma_post(queue, queue->pend_nr);
@@ -499,18 +509,22 @@ static void xrdma_count_submit(struct xrdma_queue *queue,
 	}
 }
 
-static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
-				   const struct blk_mq_queue_data *bd)
+/*
+ * Everything of ->queue_rq but the linking: check, set up and map the
+ * command and build its WRs.  Return BLK_STS_OK with *first set to the
+ * WRs to link, or any status (BLK_STS_OK included: a command ended as a
+ * path error) with *first NULL.
+ */
+static blk_status_t xrdma_prep_rq(struct xrdma_queue *queue,
+				  struct request *rq,
+				  struct ib_send_wr **first, u32 *nwr)
 {
-	struct request *rq = bd->rq;
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
-	struct xrdma_queue *queue = hctx->driver_data;
 	struct nvme_ctrl *nctrl = &queue->ctrl->ctrl;
-	struct ib_send_wr *first;
 	blk_status_t status;
-	u32 nwr;
 	int ret;
 
+	*first = NULL;
 	if (!nvme_check_ready(nctrl, rq,
 			      test_bit(XRDMA_Q_LIVE, &queue->flags)))
 		return nvme_fail_nonready_command(nctrl, rq);
@@ -529,11 +543,7 @@ static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (unlikely(ret)) {
 		nvme_cleanup_cmd(rq);
 		if (ret == -ENOMEM || ret == -EAGAIN) {
-			spin_lock(&queue->sq_lock);
 			xrdma_stat_inc(queue, busy);
-			/* what is pending must not wait for a retry */
-			xrdma_flush_pending(queue);
-			spin_unlock(&queue->sq_lock);
 			return BLK_STS_RESOURCE;
 		}
 		xrdma_qerr_rl(queue, "cannot map data: %d\n", ret);
@@ -542,8 +552,31 @@ static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 
 	atomic_set(&req->waiting, XRDMA_REQ_SEND | XRDMA_REQ_RESP);
-	first = xrdma_build_wrs(queue, req, rq, &nwr);
+	*first = xrdma_build_wrs(queue, req, rq, nwr);
 	trace_xrdma_queue_rq(queue, rq, req->kind);
+	return BLK_STS_OK;
+}
+
+static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
+				   const struct blk_mq_queue_data *bd)
+{
+	struct xrdma_request *req = blk_mq_rq_to_pdu(bd->rq);
+	struct xrdma_queue *queue = hctx->driver_data;
+	struct ib_send_wr *first;
+	blk_status_t status;
+	u32 nwr;
+
+	status = xrdma_prep_rq(queue, bd->rq, &first, &nwr);
+	if (unlikely(!first)) {
+		/*
+		 * Nothing to link, but what is pending must not wait: blk-mq
+		 * calls ->commit_rqs after a refusal, not after the last
+		 * request of a batch returned BLK_STS_OK.
+		 */
+		if (bd->last || status != BLK_STS_OK)
+			xrdma_commit_rqs(hctx);
+		return status;
+	}
 
 	spin_lock(&queue->sq_lock);
 	xrdma_count_submit(queue, req);
@@ -636,7 +669,8 @@ static int xrdma_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 {
 	struct xrdma_queue *queue = hctx->driver_data;
 
-	return ib_process_cq_direct(queue->cq, -1);
+	/* a polled bio outlives a teardown: see xrdma_queue_poll() */
+	return xrdma_queue_poll(queue);
 }
 
 static int xrdma_init_request(struct blk_mq_tag_set *set, struct request *rq,

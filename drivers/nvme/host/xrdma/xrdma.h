@@ -71,14 +71,14 @@ struct xrdma_rsp_slot {
 
 /*
  * Queue lifecycle bits, in the order they are set.  A queue slot in
- * ctrl->queues is reused for every association: xrdma_queue_alloc() starts
- * it from no bits, xrdma_queue_free() ends with none.
+ * ctrl->queues is reused for every association; between two, and before
+ * the first, it is STOPPED and nothing else.
  */
 enum xrdma_queue_flags {
 	XRDMA_Q_CONNECTED,	/* RC connection established */
-	XRDMA_Q_ALLOCATED,	/* cm_id, QP, CQ and rings owned by the queue */
+	XRDMA_Q_ALLOCATED,	/* cm_id, QP, CQ, rings; clears STOPPED */
 	XRDMA_Q_LIVE,		/* fabrics Connect succeeded */
-	XRDMA_Q_STOPPED,	/* disconnected and drained */
+	XRDMA_Q_STOPPED,	/* disconnected and drained, or not allocated */
 };
 
 /**
@@ -99,6 +99,7 @@ enum xrdma_queue_flags {
  * @stats: per-CPU data path counters
  * @cq: completion queue for both directions
  * @poll_direct: @cq is IB_POLL_DIRECT, reaped by blk-mq ->poll
+ * @poll_lock: held by whoever reaps or frees an IB_POLL_DIRECT @cq
  * @cqes: response ring
  * @cqes_dma: DMA address of @cqes
  * @slots: receive descriptors, one per @cqes entry
@@ -135,6 +136,7 @@ struct xrdma_queue {
 	/* completion: every response touches these */
 	struct ib_cq		*cq ____cacheline_aligned_in_smp;
 	bool			poll_direct;
+	spinlock_t		poll_lock;	/* see kernel-doc */
 	struct nvme_completion	*cqes;
 	u64			cqes_dma;
 	struct xrdma_rsp_slot	*slots;
@@ -328,6 +330,7 @@ int xrdma_queue_start(struct xrdma_queue *queue);
 void xrdma_queue_stop(struct xrdma_queue *queue);
 int xrdma_queue_post_recv(struct xrdma_queue *queue,
 			  struct xrdma_rsp_slot *slot);
+int xrdma_queue_poll(struct xrdma_queue *queue);
 
 /* request.c */
 extern const struct blk_mq_ops xrdma_mq_ops;
