@@ -6,6 +6,7 @@
 #   make KDIR=/lib/modules/$(uname -r)/build   build for the running kernel
 #   make KSRC=/path/to/linux   take nvme.h/fabrics.h from a source tree
 #   make check              W=1 + sparse, checkpatch, selftests in QEMU
+#   make tools              the selftests' user-space helpers (tools/badtarget)
 #   make demo               connect with xrdma in the QEMU rig, nvme list, fio
 #   make install|uninstall  modules_install into updates/ + depmod
 
@@ -40,7 +41,7 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak faults lint install uninstall headers check-debug \
-	debug-kernel debug-modules
+	debug-kernel debug-modules tools
 
 all: modules
 
@@ -76,8 +77,13 @@ headers: $(KHDR)/xrdma_layout.h
 modules: headers
 	$(MAKE) $(KBUILD_ARGS) modules
 
+# user-space helpers of the selftests: the misbehaving target
+tools:
+	$(MAKE) -C tools/badtarget
+
 clean:
 	-$(MAKE) $(KBUILD_ARGS) clean
+	-$(MAKE) -C tools/badtarget clean
 	rm -rf $(BUILD)
 
 # W=1 and sparse (C=2 checks every file) must print nothing.
@@ -110,7 +116,7 @@ lint: $(KHDR)/.stamp
 		$$(find Documentation -name '*.rst')
 	@echo "lint: shellcheck and rst clean"
 
-selftests: modules
+selftests: modules tools
 	tools/vm/run -- selftests/run_selftests.sh
 
 check: check-build checkpatch lint selftests
@@ -140,7 +146,7 @@ debug-modules: debug-kernel
 		MODDIR=$(DEBUG_DIR)/root/lib/modules/$$(cat $(DEBUG_DIR)/release)/ \
 		KSRC_TAR=$(KSRC_TAR) W=1 modules
 
-check-debug: debug-modules
+check-debug: debug-modules tools
 	XRDMA_TIMEOUT_SCALE=8 tools/vm/run --kernel-dir $(DEBUG_DIR) \
 		--ko $(DEBUG_KO) --timeout 10800 \
 		-- selftests/run_selftests.sh $(DEBUG_TESTS)
