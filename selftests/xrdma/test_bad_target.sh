@@ -1,0 +1,492 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# "Never trust the wire": xrdma against a target that misbehaves on
+# purpose (tools/badtarget, user space on the rig's rxe0, port 4421).  Each
+# scenario is one subtest with a fresh target process:
+#
+#   replay-cid      a Read's response sent twice: bad response, recovery
+#   unknown-cid     a response with a command id never sent: bad response,
+#                   recovery
+#   short-capsule   an 8-byte response: bad response (short capsule),
+#                   recovery
+#   long-capsule    a 64-byte response into a 16-byte receive: RECV error,
+#                   recovery
+#   bad-status      an undefined status (DNR), SQ head 0xffff, SQ id 0x7777:
+#                   that Read fails with the status logged, no recovery
+#   inv-wrong-rkey  SEND_WITH_INVALIDATE naming the admin queue's rkey on a
+#                   Read: refused (or a RECV error from rxe), recovery
+#   inv-no-mr       SEND_WITH_INVALIDATE answering a Keep Alive (no MR):
+#                   refused (or a RECV error), recovery
+#   small-crqsize   crqsize below hsqsize in every CM reply: a log line
+#                   naming it; the connect fails or the controller works
+#   rej-garbage     three connects rejected with garbage private data (1
+#                   byte, recfmt 0x1234, none): each fails, logged
+#   est-dreq        DREQ right after ESTABLISHED: the connect fails
+#   silent          no command is ever answered: the connect fails after
+#                   the admin timeout (lowered to 10 s meanwhile)
+#   more-queues     more I/O queues granted than asked: the host uses what
+#                   it asked for, I/O verified
+#   aen-storm       100 AENs (namespace attributes changed) back to back:
+#                   the controller stays live, I/O verified
+#   dreq-mid-io     DREQ in the middle of a 1 MiB write: recovery, the
+#                   write completes after the reconnect, data intact
+#   mqes-shrink     CAP.MQES 127 then 31 after a reset (review M5): the
+#                   reconnect is refused with a log line naming the depth,
+#                   or the controller works at depth 64 without a WARN
+#   early-rsp       a response before the fabrics Connect (review M3): no
+#                   crash, "bad response" logged
+#
+# After each scenario: the bad controller is deleted, the target exits 0
+# on SIGTERM, and the kernel log of the scenario has no WARN/BUG/oops.
+# Meanwhile an xrdma controller on the rig's nvmet-rdma runs verified fio
+# passes in a loop, which must all succeed without a recovery.
+#
+# XRDMA_BAD_SCENARIOS="replay-cid unknown-cid" runs only those (any
+# order); the default list leaves out the scenarios that hit an unfixed
+# driver bug, see BT_DEFAULT below.
+
+set -u
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
+
+readonly TR=xrdma
+readonly BT_BIN=${XRDMA_BADTARGET:-$DIR/../../tools/badtarget/badtarget}
+readonly BT_PORT=4421
+readonly BT_NQN=nqn.2026-11.io.xrdma:bad
+
+# Left out of the default list, until the driver is fixed:
+#  early-rsp   review M3: a response before the admin tag set exists
+#              dereferences NULL in xrdma_queue_tags() (softirq): the
+#              guest oopses (and panics).
+#  mqes-shrink review M5: the reconnect with a smaller MQES keeps the tag
+#              set depth; I/O with tags >= 32 hits WARN_ON_ONCE(rq->tag >=
+#              queue->size) in xrdma_queue_rq() and fails with EIO.
+BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
+	inv-wrong-rkey inv-no-mr small-crqsize rej-garbage est-dreq silent
+	more-queues aen-storm dreq-mid-io"
+# shellcheck disable=SC2206 # a word list
+SCENARIOS=(${XRDMA_BAD_SCENARIOS:-$BT_DEFAULT})
+
+CTRL=
+DEV=
+BT_PID=
+BT_LOG=
+BT_CTRL=
+BT_DEV=
+BT_MARK=
+BG_PID=
+ADMIN_TMO0=
+
+cleanup() {
+	[[ -n $ADMIN_TMO0 ]] &&
+		echo "$ADMIN_TMO0" >/sys/module/nvme_core/parameters/admin_timeout
+	[[ -n $BG_PID ]] && bg_stop >/dev/null 2>&1
+	nvme_delete_ctrls "$TR" >/dev/null 2>&1
+	[[ -n $BT_PID ]] && kill "$BT_PID" 2>/dev/null
+	test_end "$TR"
+}
+trap cleanup EXIT
+
+TEST_CMDS="$BT_BIN dd cmp awk"
+test_begin $((${#SCENARIOS[@]} + 5))
+
+# ------------------------------------------------------------ helpers
+
+pid_gone() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+bt_has_recovered() {
+	(($(bt_counter recoveries) >= 1))
+}
+
+bt_no_ctrl() {
+	[[ -z $(nvme_find_ctrl "$BT_NQN" "$TR") ]]
+}
+
+# Kernel log since bt_mark (this scenario).
+bt_log() {
+	dmesg | awk -v m="$BT_MARK" '
+		{ lines[NR] = $0 }
+		index($0, m) { start = NR }
+		END { for (i = start + 1; i <= NR; i++) print lines[i] }'
+}
+
+bt_mark() {
+	BT_MARK="xrdma-selftest: bad target $1 $$ $(now_ms)"
+	echo "$BT_MARK" >/dev/kmsg
+}
+
+# bt_logged ERE: the scenario's kernel log has a matching line (shown).
+bt_logged() {
+	local hit
+	hit=$(bt_log | grep -E -m3 "$1") || {
+		echo "no kernel log line matching /$1/"
+		return 1
+	}
+	echo "logged: $hit"
+}
+
+bt_start() {
+	BT_LOG=$TEST_TMP/badtarget.$1.log
+	"$BT_BIN" --port "$BT_PORT" --nqn "$BT_NQN" --scenario "$1" \
+		>"$BT_LOG" 2>&1 &
+	BT_PID=$!
+	wait_for 10 grep -q "listening on" "$BT_LOG" && return 0
+	echo "badtarget did not start:"
+	cat "$BT_LOG"
+	return 1
+}
+
+# bt_stop: SIGTERM, the target must exit 0 within 10 s; shows its log.
+bt_stop() {
+	local rc=0
+	[[ -n $BT_PID ]] || return 0
+	kill -TERM "$BT_PID" 2>/dev/null
+	if ! wait_for 10 pid_gone "$BT_PID"; then
+		echo "badtarget (pid $BT_PID) ignores SIGTERM"
+		kill -KILL "$BT_PID"
+		rc=1
+	fi
+	wait "$BT_PID" || {
+		echo "badtarget exited with status $?"
+		rc=1
+	}
+	BT_PID=
+	sed 's/^/  /' "$BT_LOG"
+	return "$rc"
+}
+
+# bt_connect [nvme-cli OPTS...]: connect to the bad target; status of
+# nvme connect; BT_CTRL set if a controller exists afterwards.
+bt_connect() {
+	local rc
+	NVME_TRSVCID=$BT_PORT nvme_connect "$TR" "$RIG_IP4" "$BT_NQN" "$@"
+	rc=$?
+	BT_CTRL=$(nvme_find_ctrl "$BT_NQN" "$TR" "$RIG_IP4" | tail -n 1)
+	echo "nvme connect: status $rc, controller '${BT_CTRL:-none}'"
+	return "$rc"
+}
+
+# bt_connect_live: connect (reconnect every second for 60 s), wait for
+# LIVE and the namespace; sets BT_CTRL and BT_DEV.
+bt_connect_live() {
+	bt_connect -c 1 -l 60 -k 2 "$@" || return 1
+	[[ -n $BT_CTRL ]] || return 1
+	nvme_wait_state "$BT_CTRL" live || return 1
+	BT_DEV=$(nvme_wait_ns "$BT_CTRL") || return 1
+	echo "bad target controller $BT_CTRL, namespace $BT_DEV"
+}
+
+bt_counter() {
+	cat "/sys/class/nvme/$BT_CTRL/xrdma/$1" 2>/dev/null || echo 0
+}
+
+bt_stat() {
+	awk -v n="$1" '$1 == n { print $2 }' \
+		"/sys/kernel/debug/nvme-xrdma/$BT_CTRL/stats" 2>/dev/null
+}
+
+# bt_recovered: at least one error recovery, LIVE again, I/O verified.
+bt_recovered() {
+	wait_for 60 bt_has_recovered || {
+		echo "no error recovery on $BT_CTRL"
+		return 1
+	}
+	nvme_wait_state "$BT_CTRL" live 60 || return 1
+	echo "recoveries $(bt_counter recoveries), bad_rsp $(bt_stat bad_rsp)," \
+		"wr_errors $(bt_stat wr_errors)"
+	bt_verify
+}
+
+# bt_verify: a short verified fio pass on the bad target's namespace.
+bt_verify() {
+	BT_DEV=$(nvme_wait_ns "$BT_CTRL") || return 1
+	DEV=$BT_DEV fio_verify bt --size=4M --rw=randwrite --bsrange=4k-128k \
+		--iodepth=8 --offset=16M
+}
+
+# bt_read_once: one direct read of the bad target's namespace (the first
+# Read after the partition scan, if that did not trigger it already).
+bt_read_once() {
+	dd if="$BT_DEV" of=/dev/null bs=4k count=1 skip=100 iflag=direct \
+		2>&1 | tail -n 1
+}
+
+# bt_end: delete the bad controller (if any), stop the target, no
+# splat in this scenario's log, the controller on nvmet still LIVE.
+bt_end() {
+	local rc=0 bad c
+	for c in $(nvme_find_ctrl "$BT_NQN" "$TR"); do
+		nvme_disconnect "$c" 90 || rc=1
+	done
+	BT_CTRL=
+	bt_stop || rc=1
+	bad=$(bt_log | grep -E "$DMESG_BAD_RE")
+	if [[ -n $bad ]]; then
+		echo "kernel log of this scenario:"
+		bt_log | grep -E -m1 -A30 "$DMESG_BAD_RE"
+		rc=1
+	fi
+	nvme_state_is "$CTRL" live || {
+		echo "controller $CTRL on nvmet-rdma is $(nvme_ctrl_state "$CTRL")"
+		rc=1
+	}
+	return "$rc"
+}
+
+# ------------------------------------------------------------ scenarios
+
+# A misbehaviour that must end in a recovery: $1 the kernel log line,
+# $2 the trigger (a command run once the controller is live).
+sc_recovery() {
+	local re=$1 trigger=$2
+	bt_connect_live || return 1
+	$trigger
+	bt_recovered || return 1
+	bt_logged "$re"
+}
+
+sc_replay_cid() {
+	sc_recovery 'bad response \((command not in flight|unknown command id)' \
+		bt_read_once
+}
+
+sc_unknown_cid() {
+	sc_recovery 'bad response \(unknown command id' bt_read_once
+}
+
+sc_short_capsule() {
+	sc_recovery 'bad response \(short capsule' bt_read_once
+}
+
+sc_long_capsule() {
+	sc_recovery 'RECV failed|bad response' bt_read_once
+}
+
+sc_inv_wrong_rkey() {
+	sc_recovery 'bad response \(invalidation|RECV failed' bt_read_once
+}
+
+sc_inv_no_mr() {
+	# the next Keep Alive (every second with -k 2) triggers it
+	sc_recovery 'bad response \(invalidation|RECV failed' true
+}
+
+sc_bad_status() {
+	bt_connect_live || return 1
+	bt_read_once
+	wait_for 20 bt_logged 'Read\(0x2\) @ LBA.*\(sct 0x5 / sc 0xff\) DNR' \
+		>/dev/null || {
+		bt_logged 'sct 0x5'
+		return 1
+	}
+	bt_logged 'sct 0x5 / sc 0xff'
+	nvme_state_is "$BT_CTRL" live || return 1
+	(($(bt_counter recoveries) == 0)) || {
+		echo "a status is no reason to recover"
+		return 1
+	}
+	bt_verify
+}
+
+sc_small_crqsize() {
+	if bt_connect -c 1 -l 10 -k 2 && [[ -n $BT_CTRL ]]; then
+		echo "accepted: the controller must work"
+		nvme_wait_state "$BT_CTRL" live || return 1
+		bt_verify || return 1
+	else
+		wait_for 30 bt_no_ctrl || {
+			echo "a controller is left behind"
+			return 1
+		}
+		echo "refused"
+	fi
+	bt_logged 'receive queue [0-9]+ is smaller|crqsize'
+}
+
+# bt_connect_fails: nvme connect must fail, leaving no controller.
+bt_connect_fails() {
+	if bt_connect "$@"; then
+		echo "connect succeeded"
+		return 1
+	fi
+	[[ -z $BT_CTRL ]] || {
+		echo "controller $BT_CTRL left behind"
+		return 1
+	}
+}
+
+sc_rej_garbage() {
+	for _ in 1 2 3; do
+		bt_connect_fails || return 1
+	done
+	bt_logged 'connect rejected'
+}
+
+sc_est_dreq() {
+	local t0=$EPOCHSECONDS
+	bt_connect_fails || return 1
+	echo "failed after $((EPOCHSECONDS - t0)) s"
+}
+
+sc_silent() {
+	local t0=$EPOCHSECONDS rc=0
+	ADMIN_TMO0=$(</sys/module/nvme_core/parameters/admin_timeout)
+	echo 10 >/sys/module/nvme_core/parameters/admin_timeout
+	bt_connect_fails || rc=1
+	echo "$ADMIN_TMO0" >/sys/module/nvme_core/parameters/admin_timeout
+	ADMIN_TMO0=
+	echo "failed after $((EPOCHSECONDS - t0)) s"
+	return "$rc"
+}
+
+sc_more_queues() {
+	local n q
+	bt_connect_live || return 1
+	q=(/sys/kernel/debug/nvme-xrdma/"$BT_CTRL"/q[0-9]*)
+	n=${#q[@]}
+	echo "$n queues (admin included), $(nproc) CPUs"
+	((n >= 2 && n <= $(nproc) + 1)) || return 1
+	bt_logged 'creating [0-9]+ I/O queues' || return 1
+	bt_verify
+}
+
+sc_aen_storm() {
+	bt_connect_live || return 1
+	wait_for 120 grep -q "AENs completed" "$BT_LOG" || {
+		echo "the storm did not run"
+		tail -n 5 "$BT_LOG"
+		return 1
+	}
+	nvme_state_is "$BT_CTRL" live || return 1
+	(($(bt_counter recoveries) == 0)) || return 1
+	bt_verify
+}
+
+sc_dreq_mid_io() {
+	local pat=$TEST_TMP/pattern back=$TEST_TMP/readback
+	bt_connect_live || return 1
+	dd if=/dev/urandom of="$pat" bs=1M count=4 status=none
+	dd if="$pat" of="$BT_DEV" bs=1M count=4 seek=8 oflag=direct \
+		status=none || {
+		echo "the write failed"
+		return 1
+	}
+	bt_recovered || return 1
+	bt_logged 'DISCONNECTED' || return 1
+	dd if="$BT_DEV" of="$back" bs=1M count=4 skip=8 iflag=direct \
+		status=none || return 1
+	cmp "$pat" "$back"
+}
+
+sc_mqes_shrink() {
+	local io=(--size=16M --rw=randwrite --bs=4k --iodepth=64 --offset=8M)
+	bt_connect_live -c 1 -l 15 || return 1
+	echo "depth $(($(nvme_ctrl_attr "$BT_CTRL" sqsize) + 1)) first"
+	DEV=$BT_DEV fio_verify mqes1 "${io[@]}" || return 1
+	echo 1 >"/sys/class/nvme/$BT_CTRL/reset_controller"
+	if nvme_wait_state "$BT_CTRL" live 30; then
+		echo "live again, depth $(($(nvme_ctrl_attr "$BT_CTRL" sqsize) + 1))"
+		DEV=$BT_DEV fio_verify mqes2 "${io[@]}" || return 1
+	else
+		echo "not live again: $(nvme_ctrl_state "$BT_CTRL")"
+		bt_logged 'MQES|MAXCMD|depth' || return 1
+	fi
+}
+
+sc_early_rsp() {
+	if bt_connect -c 1 -l 10 -k 2 && [[ -n $BT_CTRL ]]; then
+		nvme_wait_state "$BT_CTRL" live || return 1
+		bt_verify || return 1
+	fi
+	bt_logged 'bad response'
+}
+
+# ------------------------------------------------------------ background
+
+# A loop of verified fio passes on the nvmet-rdma namespace until
+# $TEST_TMP/bg.stop exists; a failure leaves $TEST_TMP/bg.fail.
+bg_loop() {
+	local n=0
+	while [[ ! -e $TEST_TMP/bg.stop ]]; do
+		if ! fio_verify bg --size=8M --rw=randwrite --bsrange=4k-64k \
+			--iodepth=8 >"$TEST_TMP/bg.out" 2>&1; then
+			cp "$TEST_TMP/bg.out" "$TEST_TMP/bg.fail"
+			break
+		fi
+		n=$((n + 1))
+		echo "$n" >"$TEST_TMP/bg.passes"
+	done
+}
+
+bg_stop() {
+	touch "$TEST_TMP/bg.stop"
+	wait_for 120 pid_gone "$BG_PID" || return 1
+	wait "$BG_PID"
+	BG_PID=
+}
+
+t_good() {
+	connect_ram "$TR" -c 1 -l 60 || return 1
+	bg_loop &
+	BG_PID=$!
+	echo "verified fio loop on $DEV (pid $BG_PID)"
+}
+
+t_good_end() {
+	local rc=0
+	ktap_require BG_PID "no background I/O" || return
+	bg_stop || {
+		echo "the fio loop did not stop"
+		return 1
+	}
+	echo "$(cat "$TEST_TMP/bg.passes" 2>/dev/null || echo 0) verified passes"
+	if [[ -e $TEST_TMP/bg.fail ]]; then
+		tail -n 20 "$TEST_TMP/bg.fail"
+		rc=1
+	fi
+	[[ -e $TEST_TMP/bg.passes ]] || rc=1
+	echo "recoveries of $CTRL: $(nvme_ctrl_attr "$CTRL" xrdma/recoveries)"
+	(($(nvme_ctrl_attr "$CTRL" xrdma/recoveries) == 0)) || rc=1
+	nvme_disconnect "$CTRL" || rc=1
+	CTRL=
+	return "$rc"
+}
+
+t_scenario() {
+	local name=$1 rc=0 t0
+	t0=$(now_ms)
+	bt_mark "$name"
+	bt_start "$name" || return 1
+	"sc_${name//-/_}" || rc=1
+	bt_end || rc=1
+	echo "$name: $(($(now_ms) - t0)) ms"
+	return "$rc"
+}
+
+t_nothing_left() {
+	local left
+	left=$(nvme_find_ctrl "$BT_NQN" "$TR")
+	[[ -z $left ]] || {
+		echo "controllers left: $left"
+		return 1
+	}
+	[[ -z $BT_PID ]]
+}
+
+ktap_run "controller on nvmet-rdma with a verified fio loop" t_good
+for s in "${SCENARIOS[@]}"; do
+	if ! declare -F "sc_${s//-/_}" >/dev/null; then
+		ktap_test_fail "scenario $s # unknown"
+		continue
+	fi
+	ktap_run "bad target: $s" t_scenario "$s"
+done
+ktap_run "no bad-target controller or process left" t_nothing_left
+ktap_run "the fio loop on nvmet-rdma verified, no recovery" t_good_end
+ktap_run "RDMA resources and module refs back to baseline" leak_check
+ktap_run "no kernel warnings, oopses or new taint" dmesg_check
+ktap_finished
