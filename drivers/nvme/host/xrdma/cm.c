@@ -59,9 +59,13 @@ static int xrdma_cm_rejected(struct xrdma_queue *queue,
 	return -ECONNREFUSED;
 }
 
-/* The target's CM reply tells how many commands it can receive. */
-static void xrdma_cm_established(struct xrdma_queue *queue,
-				 struct rdma_cm_event *ev)
+/*
+ * The target's CM reply tells how many commands it can receive.  Fewer
+ * than our depth would stall the queue in RNR retries once it is full:
+ * such a connection is refused.
+ */
+static int xrdma_cm_established(struct xrdma_queue *queue,
+				struct rdma_cm_event *ev)
 {
 	const struct nvme_rdma_cm_rep *rep = ev->param.conn.private_data;
 	u16 crqsize = 0;
@@ -70,9 +74,13 @@ static void xrdma_cm_established(struct xrdma_queue *queue,
 	    rep->recfmt == cpu_to_le16(NVME_RDMA_CM_FMT_1_0))
 		crqsize = le16_to_cpu(rep->crqsize);
 	WRITE_ONCE(queue->crqsize, crqsize);
-	if (crqsize && crqsize < queue->size)
-		xrdma_qwarn(queue, "target receive queue %u is smaller than our depth %u\n",
-			    crqsize, queue->size);
+	if (crqsize && crqsize < queue->size) {
+		xrdma_qerr(queue,
+			   "target can receive %u commands, fewer than our queue depth %u: refusing the connection\n",
+			   crqsize, queue->size);
+		return -EPROTO;
+	}
+	return 0;
 }
 
 static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
@@ -90,8 +98,7 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 		xrdma_cm_step_done(queue, 0);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		xrdma_cm_established(queue, ev);
-		xrdma_cm_step_done(queue, 0);
+		xrdma_cm_step_done(queue, xrdma_cm_established(queue, ev));
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 		xrdma_cm_step_done(queue, xrdma_cm_rejected(queue, ev));

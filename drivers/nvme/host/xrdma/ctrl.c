@@ -16,6 +16,7 @@
 #include <linux/inet.h>
 #include <linux/log2.h>
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 
 #include "xrdma.h"
 #include <trace/events/nvme_xrdma.h>
@@ -211,6 +212,8 @@ static int xrdma_configure_admin_queue(struct xrdma_ctrl *ctrl, bool new)
 	if (ret)
 		return ret;
 
+	/* core lowers it to this association's CAP.MQES: start from the ask */
+	nctrl->sqsize = nctrl->opts->queue_size - 1;
 	/* what one I/O may span, in the 4 KiB pages the MRs map */
 	nctrl->max_segments = dev->max_fr_pages;
 	nctrl->max_hw_sectors = dev->max_fr_pages <<
@@ -240,8 +243,13 @@ static int xrdma_check_ctrl(struct xrdma_ctrl *ctrl)
 	return 0;
 }
 
-/* The I/O queue depth: what was asked, within every limit. */
-static void xrdma_clamp_queue_size(struct xrdma_ctrl *ctrl, bool new)
+/*
+ * The I/O queue depth: what was asked, within every limit.  The tag set
+ * keeps the depth of the controller's creation, and its tags must fit in
+ * every later association's rings: a target that now allows fewer is
+ * refused until it allows enough again.
+ */
+static int xrdma_clamp_queue_size(struct xrdma_ctrl *ctrl, bool new)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 	size_t asked = nctrl->opts->queue_size;
@@ -263,7 +271,14 @@ static void xrdma_clamp_queue_size(struct xrdma_ctrl *ctrl, bool new)
 			 depth, nctrl->maxcmd);
 		depth = nctrl->maxcmd;
 	}
+	if (!new && nctrl->tagset && depth < ctrl->tag_set.queue_depth) {
+		dev_err(nctrl->device,
+			"target now allows a queue depth of %u, the I/O queues need %u: not reconnecting with it\n",
+			depth, ctrl->tag_set.queue_depth);
+		return -EINVAL;
+	}
 	nctrl->sqsize = depth - 1;
+	return 0;
 }
 
 /* Ask the target for queues and set up as many RC connections as granted. */
@@ -363,9 +378,10 @@ static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 	if (ret)
 		goto out_teardown;
 	ret = xrdma_check_ctrl(ctrl);
+	if (!ret)
+		ret = xrdma_clamp_queue_size(ctrl, new);
 	if (ret)
 		goto out_teardown;
-	xrdma_clamp_queue_size(ctrl, new);
 	if (nctrl->queue_count > 1) {
 		ret = xrdma_configure_io_queues(ctrl, new);
 		if (ret)
@@ -416,22 +432,49 @@ static void xrdma_schedule_reconnect(struct xrdma_ctrl *ctrl, int status)
 	queue_delayed_work(nvme_wq, &ctrl->reconnect_work, delay * HZ);
 }
 
+/*
+ * A controller that was live meets a target being reconfigured: its
+ * subsystem not (yet) on the port, the host not (yet) allowed.  The target
+ * rejects the fabrics Connect with "do not retry", which is final for a
+ * new controller, not for this one: it keeps trying until ctrl_loss_tmo.
+ */
+static int xrdma_reconnect_status(struct xrdma_ctrl *ctrl, int status)
+{
+	u16 sc = status & NVME_SCT_SC_MASK;
+
+	if (status <= 0 || !(status & NVME_STATUS_DNR) ||
+	    sc < NVME_SC_CONNECT_FORMAT || sc > NVME_SC_CONNECT_INVALID_HOST)
+		return status;
+	dev_info(ctrl->ctrl.device,
+		 "fabrics Connect rejected with status %#x (do not retry): the target may be reconfiguring, retrying until ctrl_loss_tmo\n",
+		 status);
+	return status & ~NVME_STATUS_DNR;
+}
+
 /* One attempt from CONNECTING; on failure the next one is scheduled. */
 static void xrdma_reconnect_ctrl(struct xrdma_ctrl *ctrl,
 				 enum xrdma_ctrl_event ev)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 	const char *what = ev == XRDMA_EV_RESET ? "reset" : "reconnect";
+	unsigned int noio;
 	int ret;
 
 	trace_xrdma_state(ctrl, ev);
+	/*
+	 * The namespaces may hold swap or a file system under writeback:
+	 * reclaim must not wait for I/O on the controller being rebuilt.
+	 */
+	noio = memalloc_noio_save();
 	ret = xrdma_setup_ctrl(ctrl, false);
+	memalloc_noio_restore(noio);
 	if (ret) {
 		nctrl->nr_reconnects++;
 		xrdma_count(ctrl, failed_reconnects);
 		dev_info(nctrl->device, "%s attempt %d failed: %d\n", what,
 			 nctrl->nr_reconnects, ret);
-		xrdma_schedule_reconnect(ctrl, ret);
+		xrdma_schedule_reconnect(ctrl,
+					 xrdma_reconnect_status(ctrl, ret));
 		return;
 	}
 	if (nctrl->nr_reconnects)

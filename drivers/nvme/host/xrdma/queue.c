@@ -430,8 +430,17 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
  */
 int xrdma_queue_start(struct xrdma_queue *queue)
 {
-	struct nvme_ctrl *nctrl = &queue->ctrl->ctrl;
+	struct xrdma_ctrl *ctrl = queue->ctrl;
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	struct blk_mq_tag_set *set = queue->qid ? &ctrl->tag_set
+						: &ctrl->admin_tag_set;
+	int hctx = queue->qid ? queue->qid - 1 : 0;
 	int ret;
+
+	/* responses are matched to this queue's tags from now on */
+	if (WARN_ON_ONCE(hctx >= set->nr_hw_queues))
+		return -EINVAL;
+	WRITE_ONCE(queue->tags, set->tags[hctx]);
 
 	if (queue->qid)
 		ret = nvmf_connect_io_queue(nctrl, queue->qid);
@@ -464,6 +473,7 @@ void xrdma_queue_stop(struct xrdma_queue *queue)
 	if (test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
 	    !test_and_set_bit(XRDMA_Q_STOPPED, &queue->flags)) {
 		clear_bit(XRDMA_Q_LIVE, &queue->flags);
+		WRITE_ONCE(queue->tags, NULL);
 		spin_lock(&queue->sq_lock);
 		xrdma_queue_pend_reset(queue);
 		spin_unlock(&queue->sq_lock);

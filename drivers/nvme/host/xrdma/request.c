@@ -20,15 +20,6 @@
 #include "xrdma.h"
 #include <trace/events/nvme_xrdma.h>
 
-static struct blk_mq_tags *xrdma_queue_tags(struct xrdma_queue *queue)
-{
-	struct xrdma_ctrl *ctrl = queue->ctrl;
-
-	if (!queue->qid)
-		return ctrl->admin_tag_set.tags[0];
-	return ctrl->tag_set.tags[queue->qid - 1];
-}
-
 /* Report a failed work request and recover. */
 static void xrdma_wr_error(struct xrdma_queue *queue, struct ib_wc *wc,
 			   const char *what)
@@ -68,6 +59,11 @@ static void xrdma_complete_rq(struct request *rq)
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
 	struct xrdma_queue *queue = req->queue;
 
+	/*
+	 * Cancelled or timed out, a request may still have been waiting: a
+	 * replayed response for its command id must find it done.
+	 */
+	atomic_set(&req->waiting, 0);
 	xrdma_unmap_data(queue, rq);
 	xrdma_stat_inc(queue, completed);
 	nvme_complete_rq(rq);
@@ -181,6 +177,7 @@ static struct xrdma_request *xrdma_process_rsp(struct xrdma_queue *queue,
 					       struct ib_wc *wc)
 {
 	struct xrdma_request *req;
+	struct blk_mq_tags *tags;
 	struct request *rq;
 	u16 cid = cqe->command_id;
 
@@ -194,13 +191,21 @@ static struct xrdma_request *xrdma_process_rsp(struct xrdma_queue *queue,
 		return NULL;
 	}
 
-	rq = nvme_find_rq(xrdma_queue_tags(queue), cid);
+	/* no tags before xrdma_queue_start(): nothing can be answered yet */
+	tags = READ_ONCE(queue->tags);
+	if (unlikely(!tags)) {
+		xrdma_bad_response(queue, "no command sent yet", cid);
+		return ERR_PTR(-EPROTO);
+	}
+	rq = nvme_find_rq(tags, cid);
 	if (unlikely(!rq)) {
 		xrdma_bad_response(queue, "unknown command id", cid);
 		return ERR_PTR(-EPROTO);
 	}
+	/* an idle, cancelled or timed-out request waits for nothing */
 	req = blk_mq_rq_to_pdu(rq);
 	if (unlikely(req->queue != queue ||
+		     blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT ||
 		     !(atomic_read(&req->waiting) & XRDMA_REQ_RESP))) {
 		xrdma_bad_response(queue, "command not in flight", cid);
 		return ERR_PTR(-EPROTO);
@@ -294,7 +299,7 @@ static void xrdma_map_inline(struct xrdma_queue *queue,
 
 /* Keyed data: register the pages with FRWR, ask the target to invalidate. */
 static int xrdma_map_frwr(struct xrdma_queue *queue,
-			  struct xrdma_request *req)
+			  struct xrdma_request *req, struct request *rq)
 {
 	struct nvme_keyed_sgl_desc *sg = &req->cmd.common.dptr.ksgl;
 	int n;
@@ -318,8 +323,9 @@ static int xrdma_map_frwr(struct xrdma_queue *queue,
 	req->reg_wr.wr.send_flags = 0;
 	req->reg_wr.mr = req->mr;
 	req->reg_wr.key = req->mr->rkey;
-	req->reg_wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
-			     IB_ACCESS_REMOTE_WRITE;
+	/* the target reads what we write, and writes what we read */
+	req->reg_wr.access = rq_data_dir(rq) == WRITE ? IB_ACCESS_REMOTE_READ :
+			     IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
 
 	sg->addr = cpu_to_le64(req->mr->iova);
 	put_unaligned_le24(req->mr->length, sg->length);
@@ -372,7 +378,7 @@ static int xrdma_map_data(struct xrdma_queue *queue, struct request *rq)
 		xrdma_map_inline(queue, req, rq);
 		return 0;
 	}
-	ret = xrdma_map_frwr(queue, req);
+	ret = xrdma_map_frwr(queue, req, rq);
 	if (ret)
 		goto out_unmap;
 	return 0;
@@ -409,8 +415,12 @@ static void xrdma_fail_unposted(struct xrdma_queue *queue,
  * Post the pending chain with one doorbell.  Called with sq_lock held.  A
  * queue that is stopped (or was never set up) has no QP to post to: its
  * chain is dropped, and the teardown or the timeout ends those commands.
+ *
+ * Return: the WRs the HCA refused, for xrdma_post_failed() once sq_lock
+ * is dropped (their requests complete, and may be resubmitted from there),
+ * or NULL.
  */
-static void xrdma_flush_pending(struct xrdma_queue *queue)
+static const struct ib_send_wr *xrdma_flush_pending(struct xrdma_queue *queue)
 {
 	struct ib_send_wr *head = queue->pend_head;
 	unsigned long flags = READ_ONCE(queue->flags);
@@ -419,11 +429,11 @@ static void xrdma_flush_pending(struct xrdma_queue *queue)
 
 	lockdep_assert_held(&queue->sq_lock);
 	if (!head)
-		return;
+		return NULL;
 	if (unlikely((flags & (BIT(XRDMA_Q_ALLOCATED) | BIT(XRDMA_Q_STOPPED))) !=
 		     BIT(XRDMA_Q_ALLOCATED))) {
 		xrdma_queue_pend_reset(queue);
-		return;
+		return NULL;
 	}
 	xrdma_stat_inc(queue, posts);
 	xrdma_stat_add(queue, wrs, queue->pend_nr);
@@ -431,20 +441,31 @@ static void xrdma_flush_pending(struct xrdma_queue *queue)
 	xrdma_queue_pend_reset(queue);
 
 	ret = ib_post_send(queue->qp, head, &bad);
-	if (unlikely(ret)) {
-		xrdma_qerr_rl(queue, "ib_post_send failed: %d\n", ret);
-		xrdma_fail_unposted(queue, bad);
-		xrdma_error_recovery(queue->ctrl);
-	}
+	if (likely(!ret))
+		return NULL;
+	xrdma_qerr_rl(queue, "ib_post_send failed: %d\n", ret);
+	/* a provider that fails before posting anything may not say so */
+	return bad ?: head;
+}
+
+/* The WRs from @bad on were not posted: end their commands, recover. */
+static void xrdma_post_failed(struct xrdma_queue *queue,
+			      const struct ib_send_wr *bad)
+{
+	xrdma_fail_unposted(queue, bad);
+	xrdma_error_recovery(queue->ctrl);
 }
 
 static void xrdma_commit_rqs(struct blk_mq_hw_ctx *hctx)
 {
 	struct xrdma_queue *queue = hctx->driver_data;
+	const struct ib_send_wr *bad;
 
 	spin_lock(&queue->sq_lock);
-	xrdma_flush_pending(queue);
+	bad = xrdma_flush_pending(queue);
 	spin_unlock(&queue->sq_lock);
+	if (unlikely(bad))
+		xrdma_post_failed(queue, bad);
 }
 
 /*
@@ -562,6 +583,7 @@ static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
 {
 	struct xrdma_request *req = blk_mq_rq_to_pdu(bd->rq);
 	struct xrdma_queue *queue = hctx->driver_data;
+	const struct ib_send_wr *bad = NULL;
 	struct ib_send_wr *first;
 	blk_status_t status;
 	u32 nwr;
@@ -584,8 +606,10 @@ static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
 	queue->pend_tail = &req->send_wr.next;
 	queue->pend_nr += nwr;
 	if (bd->last)
-		xrdma_flush_pending(queue);
+		bad = xrdma_flush_pending(queue);
 	spin_unlock(&queue->sq_lock);
+	if (unlikely(bad))
+		xrdma_post_failed(queue, bad);
 	return BLK_STS_OK;
 }
 
@@ -640,15 +664,16 @@ static enum blk_eh_timer_return xrdma_timeout(struct request *rq)
 	xrdma_stat_inc(queue, timeouts);
 	xrdma_queue_stats_read(queue, &st);
 	trace_xrdma_timeout(queue, rq, waiting);
-	xrdma_qwarn(queue,
-		    "command id %#x opcode %#x timed out (waiting for%s%s%s; %lld of %llu commands outstanding), controller %s\n",
-		    nvme_cid(rq), req->cmd.common.opcode,
-		    waiting & XRDMA_REQ_SEND ? " send" : "",
-		    waiting & XRDMA_REQ_RESP ? " response" : "",
-		    waiting & XRDMA_REQ_INV ? " invalidate" : "",
-		    (long long)(st.submitted - st.completed), st.submitted,
-		    nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE ?
-		    "live: recovering" : "not live: aborting");
+	/* a whole queue may time out at once: one line per command, limited */
+	xrdma_qwarn_rl(queue,
+		       "command id %#x opcode %#x timed out (waiting for%s%s%s; %lld of %llu commands outstanding), controller %s\n",
+		       nvme_cid(rq), req->cmd.common.opcode,
+		       waiting & XRDMA_REQ_SEND ? " send" : "",
+		       waiting & XRDMA_REQ_RESP ? " response" : "",
+		       waiting & XRDMA_REQ_INV ? " invalidate" : "",
+		       (long long)(st.submitted - st.completed), st.submitted,
+		       nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE ?
+		       "live: recovering" : "not live: aborting");
 
 	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE) {
 		/*

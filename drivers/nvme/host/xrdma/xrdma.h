@@ -100,6 +100,8 @@ enum xrdma_queue_flags {
  * @cq: completion queue for both directions
  * @poll_direct: @cq is IB_POLL_DIRECT, reaped by blk-mq ->poll
  * @poll_lock: held by whoever reaps or frees an IB_POLL_DIRECT @cq
+ * @tags: the tags responses are matched to, set once the queue may send
+ *	commands (xrdma_queue_start()), NULL before and once stopped
  * @cqes: response ring
  * @cqes_dma: DMA address of @cqes
  * @slots: receive descriptors, one per @cqes entry
@@ -137,6 +139,7 @@ struct xrdma_queue {
 	struct ib_cq		*cq ____cacheline_aligned_in_smp;
 	bool			poll_direct;
 	spinlock_t		poll_lock;	/* see kernel-doc */
+	struct blk_mq_tags	*tags;
 	struct nvme_completion	*cqes;
 	u64			cqes_dma;
 	struct xrdma_rsp_slot	*slots;
@@ -268,6 +271,8 @@ enum xrdma_ctrl_event {
 /* completion paths: one bad target must not flood the log */
 #define xrdma_qerr_rl(queue, fmt, ...)					\
 	xrdma_queue_log(err_ratelimited, queue, fmt, ##__VA_ARGS__)
+#define xrdma_qwarn_rl(queue, fmt, ...)					\
+	xrdma_queue_log(warn_ratelimited, queue, fmt, ##__VA_ARGS__)
 #define xrdma_qinfo_rl(queue, fmt, ...)					\
 	xrdma_queue_log(info_ratelimited, queue, fmt, ##__VA_ARGS__)
 
