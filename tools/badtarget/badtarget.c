@@ -139,7 +139,7 @@ static const char *const scenario_help[S_NR] = {
 	[S_GOOD] = "behave",
 	[S_REPLAY_CID] = "answer the first Read, then send that response again",
 	[S_UNKNOWN_CID] = "answer the first Read with a command id never sent",
-	[S_EARLY_RSP] = "send a response on the admin queue at ESTABLISHED, before Connect",
+	[S_EARLY_RSP] = "a response on queues 0 and 1 right after accepting, before Connect",
 	[S_SHORT_CAPSULE] = "answer the first Read with an 8-byte SEND",
 	[S_LONG_CAPSULE] = "answer the first Read with a 64-byte SEND",
 	[S_BAD_STATUS] = "answer the first Read with an undefined status (DNR), bogus SQ head and id",
@@ -1076,6 +1076,18 @@ static void reject_garbage(struct rdma_cm_id *id)
  * the queue of a failed accept) is destroyed by the caller after the event
  * is acked: rdma_destroy_id() waits for that.
  */
+/* early-rsp: a success for command id 0x10, never sent yet. */
+static void early_rsp(struct queue *q)
+{
+	uint8_t cqe[CQE_SIZE];
+
+	misbehaved = true;
+	logmsg("scenario early-rsp: a response on queue %u before its Connect",
+	       q->qid);
+	fill_cqe(q, cqe, 0x10, SC_SUCCESS, 0);
+	send_extra(q, cqe, CQE_SIZE, 0);
+}
+
 static void connect_request(struct rdma_cm_event *ev, bool *destroy_id,
 			    struct queue **free_q)
 {
@@ -1141,6 +1153,30 @@ static void connect_request(struct rdma_cm_event *ev, bool *destroy_id,
 	if (rdma_accept(id, &cp)) {
 		logmsg("rdma_accept: %s", strerror(errno));
 		*free_q = q;
+		return;
+	}
+	/*
+	 * The QP is ready to send once accepted: this response goes out
+	 * right behind the CM reply, before the host can have sent its
+	 * fabrics Connect; on the first I/O queue of the first association
+	 * also before the host has an I/O tag set (it connects every I/O
+	 * queue first).  Command id 0x10 (tag 16): should it arrive after
+	 * the Connect, it still cannot match it.
+	 */
+	if (scenario == S_EARLY_RSP && q->qid <= 1 && associations <= 1 &&
+	    !(q->qid == 0 && associations == 1))
+		early_rsp(q);
+	/*
+	 * The host connects all I/O queues before it allocates the I/O tag
+	 * set: the request for queue 2 means queue 1 is up on the host and
+	 * has no tag set behind it yet.
+	 */
+	if (scenario == S_EARLY_RSP && q->qid == 2 && associations == 1) {
+		struct queue *q1;
+
+		for (q1 = queues; q1; q1 = q1->next)
+			if (q1->qid == 1 && q1->cntlid < 0 && q1->established)
+				early_rsp(q1);
 	}
 }
 
@@ -1148,13 +1184,6 @@ static void established(struct queue *q)
 {
 	q->established = true;
 	dbg("queue %u: established", q->qid);
-	if (q->qid == 0 &&
-	    misbehave(S_EARLY_RSP, "a response on the admin queue before Connect")) {
-		uint8_t cqe[CQE_SIZE];
-
-		fill_cqe(q, cqe, 0, SC_SUCCESS, 0);
-		send_extra(q, cqe, CQE_SIZE, 0);
-	}
 	if (scenario == S_EST_DREQ) {
 		logmsg("scenario est-dreq: queue %u established, disconnecting",
 		       q->qid);
