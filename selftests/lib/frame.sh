@@ -88,6 +88,11 @@ connect_ram() {
 fio_verify() {
 	local name=$1 out rc
 	shift
+	# fio would write a regular file where the namespace went away
+	[[ -b $DEV ]] || {
+		echo "fio $name: no block device '$DEV'"
+		return 1
+	}
 	out=$(fio --name="$name" --filename="$DEV" --ioengine=libaio \
 		--direct=1 --size=8M --verify=crc32c --do_verify=1 \
 		--verify_fatal=1 "$@" 2>&1)
