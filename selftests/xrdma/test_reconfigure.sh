@@ -87,7 +87,8 @@ t_host() {
 	for ((i = 1; i <= ROUNDS; i++)); do
 		ROUND_LINES=$(dmesg | wc -l)
 		echo 0 >"$SUBSYS/attr_allow_any_host" || return 1
-		echo 1 >"/sys/class/nvme/$CTRL/reset_controller" || return 1
+		# fails (ENETRESET) as the reset does not end live
+		echo 1 >"/sys/class/nvme/$CTRL/reset_controller" 2>/dev/null
 		sleep 4
 		rejected_meanwhile || return 1
 		echo 1 >"$SUBSYS/attr_allow_any_host" || return 1
@@ -96,8 +97,14 @@ t_host() {
 }
 
 t_rebuild() {
+	local ns=$SUBSYS/namespaces/1 serial uuid nguid
 	ktap_require CTRL "no controller" || return
 	ROUND_LINES=$(dmesg | wc -l)
+	# the same subsystem and namespace identity, or the host drops the
+	# namespace as another one
+	serial=$(<"$SUBSYS/attr_serial")
+	uuid=$(<"$ns/device_uuid")
+	nguid=$(<"$ns/device_nguid")
 	# all down: the port, then the subsystem (the data stays in null_blk)
 	rig_port_close
 	wait_for 30 eval "! nvme_state_is $CTRL live" || return 1
@@ -108,7 +115,12 @@ t_rebuild() {
 	sleep 3
 	# ... the subsystem and its namespace, the host not allowed yet ...
 	rig_add_subsys "$RIG_NQN_RAM" /dev/xrdma_ram || return 1
-	echo 0 >"$SUBSYS/attr_allow_any_host" || return 1
+	echo 0 >"$SUBSYS/attr_allow_any_host" &&
+		echo "$serial" >"$SUBSYS/attr_serial" &&
+		echo 0 >"$ns/enable" &&
+		echo "$uuid" >"$ns/device_uuid" &&
+		echo "$nguid" >"$ns/device_nguid" &&
+		echo 1 >"$ns/enable" || return 1
 	rig_link "$RIG_PORT" "$RIG_NQN_RAM" || return 1
 	sleep 3
 	rejected_meanwhile || return 1
