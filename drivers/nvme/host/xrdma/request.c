@@ -80,13 +80,29 @@ static void xrdma_req_arrived(struct xrdma_request *req, int what)
 		xrdma_complete_rq(rq);
 }
 
+/* End a command whose capsule never reached the target as a path error. */
+static void xrdma_end_unsent(struct xrdma_request *req)
+{
+	req->status = cpu_to_le16(NVME_SC_HOST_PATH_ERROR << 1);
+	xrdma_req_arrived(req, XRDMA_REQ_SEND | XRDMA_REQ_RESP);
+}
+
 static void xrdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct xrdma_request *req =
 		container_of(wc->wr_cqe, struct xrdma_request, send_cqe);
+	enum nvme_ctrl_state state;
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		xrdma_wr_error(req->queue, wc, "SEND");
+		/*
+		 * While a controller is set up nothing cancels its commands
+		 * and no response comes for a failed SEND: end the command
+		 * now, so the setup fails at once instead of at its timeout.
+		 */
+		state = nvme_ctrl_state(&req->queue->ctrl->ctrl);
+		if (state == NVME_CTRL_NEW || state == NVME_CTRL_CONNECTING)
+			xrdma_end_unsent(req);
 		return;
 	}
 	xrdma_req_arrived(req, XRDMA_REQ_SEND);
@@ -401,13 +417,9 @@ static void xrdma_fail_unposted(struct xrdma_queue *queue,
 				const struct ib_send_wr *bad)
 {
 	for (; bad; bad = bad->next) {
-		struct xrdma_request *req;
-
-		if (bad->opcode != IB_WR_SEND)
-			continue;
-		req = container_of(bad, struct xrdma_request, send_wr);
-		req->status = cpu_to_le16(NVME_SC_HOST_PATH_ERROR << 1);
-		xrdma_req_arrived(req, XRDMA_REQ_SEND | XRDMA_REQ_RESP);
+		if (bad->opcode == IB_WR_SEND)
+			xrdma_end_unsent(container_of(bad, struct xrdma_request,
+						      send_wr));
 	}
 }
 
