@@ -84,11 +84,10 @@ static int xrdma_cm_established(struct xrdma_queue *queue,
 }
 
 /*
- * An established connection is gone: flush the QP at once, so commands in
- * flight fail now (their SENDs complete in error) rather than at their
- * timeout, which matters while the controller is set up and nobody else
- * ends them.  Never wait for a stop or free under way: they flush anyway,
- * and freeing destroys this CM id, which waits for this handler.
+ * An established connection is gone: flush the QP at once rather than
+ * when the teardown gets to it.  Never wait for a stop or free under way:
+ * they flush anyway, and freeing destroys this CM id, which waits for this
+ * handler.
  */
 static void xrdma_cm_flush(struct xrdma_queue *queue)
 {
@@ -143,7 +142,7 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 			break;
 		}
 		xrdma_cm_flush(queue);
-		xrdma_error_recovery(queue->ctrl);
+		xrdma_connection_failed(queue->ctrl);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
@@ -158,7 +157,7 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 			xrdma_qinfo(queue, "%s, recovering\n",
 				    rdma_event_msg(ev->event));
 		xrdma_cm_flush(queue);
-		xrdma_error_recovery(queue->ctrl);
+		xrdma_connection_failed(queue->ctrl);
 		break;
 	}
 	/* Never return non-zero: the cm_id is ours to destroy. */

@@ -32,7 +32,7 @@ static void xrdma_wr_error(struct xrdma_queue *queue, struct ib_wc *wc,
 	    nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE)
 		xrdma_qinfo_rl(queue, "%s failed: %s (%d)\n", what,
 			       ib_wc_status_msg(wc->status), wc->status);
-	xrdma_error_recovery(ctrl);
+	xrdma_connection_failed(ctrl);
 }
 
 static void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq)
@@ -91,18 +91,9 @@ static void xrdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct xrdma_request *req =
 		container_of(wc->wr_cqe, struct xrdma_request, send_cqe);
-	enum nvme_ctrl_state state;
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		xrdma_wr_error(req->queue, wc, "SEND");
-		/*
-		 * While a controller is set up nothing cancels its commands
-		 * and no response comes for a failed SEND: end the command
-		 * now, so the setup fails at once instead of at its timeout.
-		 */
-		state = nvme_ctrl_state(&req->queue->ctrl->ctrl);
-		if (state == NVME_CTRL_NEW || state == NVME_CTRL_CONNECTING)
-			xrdma_end_unsent(req);
 		return;
 	}
 	xrdma_req_arrived(req, XRDMA_REQ_SEND);
@@ -180,7 +171,7 @@ static void xrdma_bad_response(struct xrdma_queue *queue, const char *why,
 	xrdma_stat_inc(queue, bad_rsp);
 	xrdma_qerr_rl(queue, "bad response (%s, command id %#x), recovering\n",
 		      why, cid);
-	xrdma_error_recovery(queue->ctrl);
+	xrdma_connection_failed(queue->ctrl);
 }
 
 /*
@@ -276,7 +267,7 @@ void xrdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				      DMA_FROM_DEVICE);
 	if (unlikely(xrdma_queue_post_recv(queue, slot))) {
 		xrdma_qerr_rl(queue, "cannot repost receive\n");
-		xrdma_error_recovery(queue->ctrl);
+		xrdma_connection_failed(queue->ctrl);
 	}
 	if (req)
 		xrdma_req_arrived(req, XRDMA_REQ_RESP);
@@ -465,7 +456,7 @@ static void xrdma_post_failed(struct xrdma_queue *queue,
 			      const struct ib_send_wr *bad)
 {
 	xrdma_fail_unposted(queue, bad);
-	xrdma_error_recovery(queue->ctrl);
+	xrdma_connection_failed(queue->ctrl);
 }
 
 static void xrdma_commit_rqs(struct blk_mq_hw_ctx *hctx)
