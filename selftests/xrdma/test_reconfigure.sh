@@ -31,14 +31,6 @@ trap cleanup EXIT
 
 test_begin 9
 
-# timed_live WHAT: wait for LIVE again, report how long it took.
-timed_live() {
-	local t0
-	t0=$(now_ms)
-	nvme_wait_state "$CTRL" live 60 || return 1
-	echo "$1: live again after $(($(now_ms) - t0)) ms"
-}
-
 # rejected_meanwhile: the controller is still there, reconnecting, and
 # logged since line ROUND_LINES of the kernel log that it keeps trying
 # after a "do not retry" Connect status.
@@ -137,17 +129,7 @@ t_fio_done() {
 		tail -n 20 "$TEST_TMP/reconf.fio"
 		return 1
 	}
-	# stop the writer at a loop boundary and let it verify what it wrote
-	kill -INT "$FIO_PID" 2>/dev/null
-	fio_wait 180 || return 1
-	wait "$FIO_PID"
-	FIO_PID=
-	if grep -qE 'verify: bad|crc32c: verify failed|err= *[1-9]' \
-		"$TEST_TMP/reconf.fio"; then
-		tail -n 30 "$TEST_TMP/reconf.fio"
-		return 1
-	fi
-	grep -E 'err=' "$TEST_TMP/reconf.fio" | head -n 1
+	fio_stop_verified "$TEST_TMP/reconf.fio"
 }
 
 t_verify_all() {
