@@ -166,7 +166,8 @@ faults: modules
 	tools/vm/run --timeout 3600 -- selftests/run_selftests.sh xrdma/test_flap.sh
 
 bench: modules
-	tools/vm/run --timeout 3000 -- tools/bench
+	XRDMA_HOST_LOAD="$$(cat /proc/loadavg)" \
+		tools/vm/run --production --timeout 3000 -- tools/bench
 
 # --- install ------------------------------------------------------------
 

@@ -21,6 +21,10 @@
 #   fio_verify NAME [FIO-ARGS...]  write $DEV and verify it with crc32c
 #   fio_wait SECONDS  wait, bounded, for the background fio to end;
 #                     status 1 if it is still running
+#   fio_stop_verified OUT  stop the background fio at a loop boundary and
+#                     let it verify what it wrote; status 1 if it hangs or
+#                     OUT (its output) reports an error
+#   timed_live WHAT   wait for $CTRL to be live again, say how long it took
 
 FRAME_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=ktap.sh
@@ -88,6 +92,11 @@ connect_ram() {
 fio_verify() {
 	local name=$1 out rc
 	shift
+	# fio would write a regular file where the namespace went away
+	[[ -b $DEV ]] || {
+		echo "fio $name: no block device '$DEV'"
+		return 1
+	}
 	out=$(fio --name="$name" --filename="$DEV" --ioengine=libaio \
 		--direct=1 --size=8M --verify=crc32c --do_verify=1 \
 		--verify_fatal=1 "$@" 2>&1)
@@ -110,6 +119,32 @@ fio_wait() {
 	wait_for "$1" eval '! fio_running' && return 0
 	echo "fio (pid $FIO_PID) still running after $1 s"
 	return 1
+}
+
+fio_stop_verified() {
+	local out=$1
+	kill -INT "$FIO_PID" 2>/dev/null
+	if ! fio_wait 180; then
+		echo "fio hung"
+		kill -9 "$FIO_PID"
+		FIO_PID=
+		return 1
+	fi
+	# stopped by SIGINT: judged by what it reports, not its status
+	wait "$FIO_PID"
+	FIO_PID=
+	if grep -qE 'verify: bad|crc32c: verify failed|err= *[1-9]' "$out"; then
+		tail -n 30 "$out"
+		return 1
+	fi
+	grep -E 'err=' "$out" | head -n 1
+}
+
+timed_live() {
+	local t0
+	t0=$(now_ms)
+	nvme_wait_state "$CTRL" live 120 || return 1
+	echo "$1: live again after $(($(now_ms) - t0)) ms"
 }
 
 test_end() {

@@ -110,22 +110,7 @@ t_recovered() {
 }
 
 t_fio_done() {
-	# stop the writer at a loop boundary and let it verify what it wrote
-	kill -INT "$FIO_PID" 2>/dev/null
-	if ! fio_wait 180; then
-		echo "fio hung"
-		kill -9 "$FIO_PID"
-		FIO_PID=
-		return 1
-	fi
-	wait "$FIO_PID"
-	FIO_PID=
-	if grep -qE 'verify: bad|crc32c: verify failed|err= *[1-9]' \
-		"$TEST_TMP/flap.fio"; then
-		tail -n 30 "$TEST_TMP/flap.fio"
-		return 1
-	fi
-	grep -E 'err=' "$TEST_TMP/flap.fio" | head -n 1
+	fio_stop_verified "$TEST_TMP/flap.fio"
 }
 
 t_verify_all() {

@@ -142,16 +142,7 @@ t_poll_storm() {
 		tail -n 20 "$TEST_TMP/hipri.fio"
 		rc=1
 	}
-	kill -INT "$FIO_PID" 2>/dev/null
-	fio_wait 120 || rc=1
-	# stopped by SIGINT: judged by what it reports, not its status
-	wait "$FIO_PID"
-	if grep -qE 'err= *[1-9]|error' "$TEST_TMP/hipri.fio"; then
-		echo "fio reported errors:"
-		grep -E 'err= *[1-9]|error' "$TEST_TMP/hipri.fio" | head -n 5
-		rc=1
-	fi
-	FIO_PID=
+	fio_stop_verified "$TEST_TMP/hipri.fio" || rc=1
 	sub1=$(poll_submitted)
 	echo "poll queue: $((sub1 - sub0)) commands in this connection;" \
 		"$(grep -E 'read: IOPS' "$TEST_TMP/hipri.fio")"

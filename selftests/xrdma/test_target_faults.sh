@@ -32,14 +32,6 @@ vio() {
 		--offset="$2"
 }
 
-# timed_live WHAT: wait for LIVE again, report how long it took.
-timed_live() {
-	local t0
-	t0=$(now_ms)
-	nvme_wait_state "$CTRL" live 120 || return 1
-	echo "$1: live again after $(($(now_ms) - t0)) ms"
-}
-
 t_connect() {
 	connect_ram "$TR" -c 1 -l 300 -k 5
 }

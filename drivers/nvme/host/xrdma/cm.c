@@ -83,6 +83,24 @@ static int xrdma_cm_established(struct xrdma_queue *queue,
 	return 0;
 }
 
+/*
+ * An established connection is gone: flush the QP at once rather than
+ * when the teardown gets to it.  Never wait for a stop or free under way:
+ * they flush anyway, and freeing destroys this CM id, which waits for this
+ * handler.
+ */
+static void xrdma_cm_flush(struct xrdma_queue *queue)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	if (!mutex_trylock(&queue->stop_lock))
+		return;
+	if (test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
+	    !test_bit(XRDMA_Q_STOPPED, &queue->flags))
+		ib_modify_qp(queue->qp, &attr, IB_QP_STATE);
+	mutex_unlock(&queue->stop_lock);
+}
+
 static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 			    struct rdma_cm_event *ev)
 {
@@ -114,11 +132,17 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/*
-		 * The ib_client removal callback deletes the controllers on
-		 * the device; a connect in progress just fails, and fast.
+		 * The ib_client removal callback has deleted the listed
+		 * controllers on the device.  A connect step in progress
+		 * fails at once; a controller being set up (not listed yet)
+		 * fails its setup at once and releases the device.
 		 */
-		if (!test_bit(XRDMA_Q_CONNECTED, &queue->flags))
+		if (!test_bit(XRDMA_Q_CONNECTED, &queue->flags)) {
 			xrdma_cm_step_done(queue, -ENODEV);
+			break;
+		}
+		xrdma_cm_flush(queue);
+		xrdma_connection_failed(queue->ctrl);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
@@ -132,7 +156,8 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 		if (test_bit(XRDMA_Q_LIVE, &queue->flags))
 			xrdma_qinfo(queue, "%s, recovering\n",
 				    rdma_event_msg(ev->event));
-		xrdma_error_recovery(queue->ctrl);
+		xrdma_cm_flush(queue);
+		xrdma_connection_failed(queue->ctrl);
 		break;
 	}
 	/* Never return non-zero: the cm_id is ours to destroy. */

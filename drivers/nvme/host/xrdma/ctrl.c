@@ -96,6 +96,7 @@ static void xrdma_free_ctrl(struct nvme_ctrl *nctrl)
 	/* fabrics frees the options of a controller that failed creation */
 	if (xrdma_ctrl_list_del(ctrl))
 		nvmf_free_options(nctrl->opts);
+	mutex_destroy(&ctrl->teardown_lock);
 	kfree(ctrl);
 }
 
@@ -158,6 +159,7 @@ static void xrdma_teardown_ctrl(struct xrdma_ctrl *ctrl, bool disable,
 	nvme_stop_keep_alive(nctrl);
 	flush_work(&nctrl->async_event_work);
 
+	mutex_lock(&ctrl->teardown_lock);
 	xrdma_teardown_io_queues(ctrl, remove);
 	if (disable && test_bit(XRDMA_Q_LIVE, &ctrl->queues[0].flags))
 		nvme_disable_ctrl(nctrl, remove);
@@ -167,6 +169,7 @@ static void xrdma_teardown_ctrl(struct xrdma_ctrl *ctrl, bool disable,
 		xrdma_cm_wait_port(&ctrl->queues[0]);
 	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
 		xrdma_queue_free(&ctrl->queues[qid]);
+	mutex_unlock(&ctrl->teardown_lock);
 	nvme_auth_stop(nctrl);
 }
 
@@ -401,6 +404,8 @@ static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 
 out_teardown:
 	xrdma_teardown_ctrl(ctrl, false, new);
+	/* the connections are gone: no abort can be queued after this one */
+	cancel_work_sync(&ctrl->abort_work);
 	return ret;
 }
 
@@ -510,6 +515,35 @@ static void xrdma_err_work(struct work_struct *work)
 		xrdma_schedule_reconnect(ctrl, 0);
 }
 
+/*
+ * Started by xrdma_connection_failed() while CONNECTING: the attempt waits
+ * in a fabrics Connect, Property or Identify command that will get no
+ * answer.  Stop the queues and end their commands, as the timeout handler
+ * would at the commands' timeout; the attempt then fails and tears down.
+ */
+static void xrdma_abort_work(struct work_struct *work)
+{
+	struct xrdma_ctrl *ctrl = container_of(work, struct xrdma_ctrl,
+					       abort_work);
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	int qid;
+
+	/* a teardown under way does the same, and may drop the tag sets */
+	mutex_lock(&ctrl->teardown_lock);
+	if (nvme_ctrl_state(nctrl) != NVME_CTRL_CONNECTING)
+		goto out_unlock;
+	dev_info(nctrl->device,
+		 "connection failed while connecting: ending the attempt\n");
+	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
+		xrdma_queue_stop(&ctrl->queues[qid]);
+	if (nctrl->tagset)
+		nvme_cancel_tagset(nctrl);
+	if (nctrl->admin_tagset)
+		nvme_cancel_admin_tagset(nctrl);
+out_unlock:
+	mutex_unlock(&ctrl->teardown_lock);
+}
+
 static void xrdma_reset_work(struct work_struct *work)
 {
 	struct xrdma_ctrl *ctrl = container_of(work, struct xrdma_ctrl,
@@ -529,6 +563,7 @@ static void xrdma_stop_ctrl(struct nvme_ctrl *nctrl)
 	/* recovery may still schedule a reconnect: let it finish first */
 	flush_work(&ctrl->err_work);
 	cancel_delayed_work_sync(&ctrl->reconnect_work);
+	cancel_work_sync(&ctrl->abort_work);
 }
 
 /* core: namespaces are gone; shut the controller down for good */
@@ -679,6 +714,8 @@ static struct xrdma_ctrl *xrdma_alloc_ctrl(struct nvmf_ctrl_options *opts)
 
 	INIT_DELAYED_WORK(&ctrl->reconnect_work, xrdma_reconnect_work);
 	INIT_WORK(&ctrl->err_work, xrdma_err_work);
+	INIT_WORK(&ctrl->abort_work, xrdma_abort_work);
+	mutex_init(&ctrl->teardown_lock);
 	INIT_WORK(&ctrl->ctrl.reset_work, xrdma_reset_work);
 
 	/* an upper bound until the target says how many it grants */
@@ -688,9 +725,11 @@ static struct xrdma_ctrl *xrdma_alloc_ctrl(struct nvmf_ctrl_options *opts)
 
 	ret = xrdma_alloc_queues(ctrl);
 	if (ret)
-		goto out_free_ctrl;
+		goto out_destroy_lock;
 	return ctrl;
 
+out_destroy_lock:
+	mutex_destroy(&ctrl->teardown_lock);
 out_free_ctrl:
 	kfree(ctrl);
 	return ERR_PTR(ret);
@@ -709,6 +748,7 @@ static struct nvme_ctrl *xrdma_create_ctrl(struct device *dev,
 	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &xrdma_ctrl_ops, 0);
 	if (ret) {
 		xrdma_free_queues(ctrl, xrdma_ctrl_max_queues(opts));
+		mutex_destroy(&ctrl->teardown_lock);
 		kfree(ctrl);
 		return ERR_PTR(ret);
 	}

@@ -32,7 +32,7 @@ static void xrdma_wr_error(struct xrdma_queue *queue, struct ib_wc *wc,
 	    nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE)
 		xrdma_qinfo_rl(queue, "%s failed: %s (%d)\n", what,
 			       ib_wc_status_msg(wc->status), wc->status);
-	xrdma_error_recovery(ctrl);
+	xrdma_connection_failed(ctrl);
 }
 
 static void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq)
@@ -78,6 +78,13 @@ static void xrdma_req_arrived(struct xrdma_request *req, int what)
 		return;
 	if (!nvme_try_complete_req(rq, req->status, req->result))
 		xrdma_complete_rq(rq);
+}
+
+/* End a command whose capsule never reached the target as a path error. */
+static void xrdma_end_unsent(struct xrdma_request *req)
+{
+	req->status = cpu_to_le16(NVME_SC_HOST_PATH_ERROR << 1);
+	xrdma_req_arrived(req, XRDMA_REQ_SEND | XRDMA_REQ_RESP);
 }
 
 static void xrdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -164,7 +171,7 @@ static void xrdma_bad_response(struct xrdma_queue *queue, const char *why,
 	xrdma_stat_inc(queue, bad_rsp);
 	xrdma_qerr_rl(queue, "bad response (%s, command id %#x), recovering\n",
 		      why, cid);
-	xrdma_error_recovery(queue->ctrl);
+	xrdma_connection_failed(queue->ctrl);
 }
 
 /*
@@ -260,7 +267,7 @@ void xrdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				      DMA_FROM_DEVICE);
 	if (unlikely(xrdma_queue_post_recv(queue, slot))) {
 		xrdma_qerr_rl(queue, "cannot repost receive\n");
-		xrdma_error_recovery(queue->ctrl);
+		xrdma_connection_failed(queue->ctrl);
 	}
 	if (req)
 		xrdma_req_arrived(req, XRDMA_REQ_RESP);
@@ -401,13 +408,9 @@ static void xrdma_fail_unposted(struct xrdma_queue *queue,
 				const struct ib_send_wr *bad)
 {
 	for (; bad; bad = bad->next) {
-		struct xrdma_request *req;
-
-		if (bad->opcode != IB_WR_SEND)
-			continue;
-		req = container_of(bad, struct xrdma_request, send_wr);
-		req->status = cpu_to_le16(NVME_SC_HOST_PATH_ERROR << 1);
-		xrdma_req_arrived(req, XRDMA_REQ_SEND | XRDMA_REQ_RESP);
+		if (bad->opcode == IB_WR_SEND)
+			xrdma_end_unsent(container_of(bad, struct xrdma_request,
+						      send_wr));
 	}
 }
 
@@ -453,7 +456,7 @@ static void xrdma_post_failed(struct xrdma_queue *queue,
 			      const struct ib_send_wr *bad)
 {
 	xrdma_fail_unposted(queue, bad);
-	xrdma_error_recovery(queue->ctrl);
+	xrdma_connection_failed(queue->ctrl);
 }
 
 static void xrdma_commit_rqs(struct blk_mq_hw_ctx *hctx)

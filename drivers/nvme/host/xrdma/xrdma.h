@@ -217,6 +217,8 @@ struct xrdma_request {
  * @tag_set: I/O tag set
  * @admin_tag_set: admin tag set
  * @err_work: error recovery
+ * @abort_work: fails the commands of a setup whose connection failed
+ * @teardown_lock: serialises a teardown with @abort_work
  * @reconnect_work: delayed reconnect attempt
  * @entry: link in the controller list (xrdma_ctrl_mutex)
  * @addr: target address
@@ -232,6 +234,8 @@ struct xrdma_ctrl {
 	struct blk_mq_tag_set	tag_set;
 	struct blk_mq_tag_set	admin_tag_set;
 	struct work_struct	err_work;
+	struct work_struct	abort_work;
+	struct mutex		teardown_lock;	/* see kernel-doc */
 	struct delayed_work	reconnect_work;
 	struct list_head	entry;
 	struct sockaddr_storage	addr;
@@ -290,6 +294,20 @@ static inline void xrdma_error_recovery(struct xrdma_ctrl *ctrl)
 {
 	if (nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_RESETTING))
 		queue_work(nvme_reset_wq, &ctrl->err_work);
+}
+
+/*
+ * A connection of @ctrl cannot go on (a failed work request, a refused
+ * response, the CM said so), from any context.  A live controller
+ * recovers; one being set up has its commands failed at once, as nothing
+ * else would end them before their timeout.
+ */
+static inline void xrdma_connection_failed(struct xrdma_ctrl *ctrl)
+{
+	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_CONNECTING)
+		queue_work(nvme_reset_wq, &ctrl->abort_work);
+	else
+		xrdma_error_recovery(ctrl);
 }
 
 /* Empty the chain of work requests waiting for the next doorbell. */
