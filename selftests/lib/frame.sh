@@ -21,6 +21,9 @@
 #   fio_verify NAME [FIO-ARGS...]  write $DEV and verify it with crc32c
 #   fio_wait SECONDS  wait, bounded, for the background fio to end;
 #                     status 1 if it is still running
+#   fio_start_verified NAME [FIO-ARGS...]  crc32c-verified random writes
+#                     on $DEV in the background ($FIO_PID), output in
+#                     $TEST_TMP/NAME.fio; ARGS may override (the last wins)
 #   fio_stop_verified OUT  stop the background fio at a loop boundary and
 #                     let it verify what it wrote; status 1 if it hangs or
 #                     OUT (its output) reports an error
@@ -119,6 +122,16 @@ fio_wait() {
 	wait_for "$1" eval '! fio_running' && return 0
 	echo "fio (pid $FIO_PID) still running after $1 s"
 	return 1
+}
+
+fio_start_verified() {
+	local name=$1
+	shift
+	fio --name="$name" --filename="$DEV" --direct=1 --ioengine=libaio \
+		--rw=randwrite --bsrange=4k-64k --iodepth=16 --size=32M \
+		--loops=1000 --verify=crc32c --verify_backlog=256 \
+		--do_verify=1 --verify_fatal=1 "$@" >"$TEST_TMP/$name.fio" 2>&1 &
+	FIO_PID=$!
 }
 
 fio_stop_verified() {

@@ -60,11 +60,7 @@ t_flaps() {
 	local i t0 rc=0
 	# keep the IPv6 address (and its GID) across the flaps
 	sysctl -qw "net.ipv6.conf.$RIG_NETDEV.keep_addr_on_down=1"
-	fio --name=flap --filename="$DEV" --direct=1 --ioengine=libaio \
-		--rw=randwrite --bsrange=4k-128k --iodepth=16 --size=32M \
-		--loops=1000 --verify=crc32c --verify_backlog=256 \
-		--do_verify=1 --verify_fatal=1 >"$TEST_TMP/flap.fio" 2>&1 &
-	FIO_PID=$!
+	fio_start_verified flap --bsrange=4k-128k
 	sleep 3
 	for ((i = 1; i <= FLAPS; i++)); do
 		ip link set "$RIG_NETDEV" down || rc=1

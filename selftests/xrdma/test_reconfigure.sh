@@ -50,11 +50,7 @@ rejected_meanwhile() {
 
 t_connect() {
 	connect_ram "$TR" -c 1 -l 120 -k 5 || return 1
-	fio --name=reconf --filename="$DEV" --direct=1 --ioengine=libaio \
-		--rw=randwrite --bsrange=4k-64k --iodepth=16 --size=32M \
-		--loops=1000 --verify=crc32c --verify_backlog=256 \
-		--do_verify=1 --verify_fatal=1 >"$TEST_TMP/reconf.fio" 2>&1 &
-	FIO_PID=$!
+	fio_start_verified reconf
 	sleep 2
 }
 

@@ -69,11 +69,7 @@ t_cycles() {
 t_resets() {
 	local i rc=0 t0
 	connect_ram "$TR" || return 1
-	fio --name=soak --filename="$DEV" --direct=1 --ioengine=libaio \
-		--rw=randwrite --bsrange=4k-64k --iodepth=16 --size=16M \
-		--loops=100000 --verify=crc32c --verify_backlog=256 \
-		--verify_fatal=1 >"$TEST_TMP/soak.fio" 2>&1 &
-	FIO_PID=$!
+	fio_start_verified soak --size=16M --loops=100000
 	t0=$(now_ms)
 	for ((i = 1; i <= RESETS; i++)); do
 		sleep 1
@@ -90,17 +86,7 @@ t_resets() {
 		}
 	done
 	echo "$RESETS resets in $(($(now_ms) - t0)) ms"
-	kill -INT "$FIO_PID" 2>/dev/null
-	fio_wait 120 || {
-		echo "fio hung"
-		rc=1
-	}
-	FIO_PID=
-	if grep -qE 'verify: bad|crc32c: verify failed|err= *[1-9]' \
-		"$TEST_TMP/soak.fio"; then
-		tail -n 20 "$TEST_TMP/soak.fio"
-		rc=1
-	fi
+	fio_stop_verified "$TEST_TMP/soak.fio" || rc=1
 	nvme_disconnect "$CTRL" || rc=1
 	CTRL=
 	return "$rc"
