@@ -266,8 +266,6 @@ enum xrdma_ctrl_event {
 })
 #define xrdma_qerr(queue, fmt, ...)					\
 	xrdma_queue_log(err, queue, fmt, ##__VA_ARGS__)
-#define xrdma_qwarn(queue, fmt, ...)					\
-	xrdma_queue_log(warn, queue, fmt, ##__VA_ARGS__)
 #define xrdma_qinfo(queue, fmt, ...)					\
 	xrdma_queue_log(info, queue, fmt, ##__VA_ARGS__)
 #define xrdma_qdbg(queue, fmt, ...)					\
