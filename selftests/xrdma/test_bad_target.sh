@@ -164,8 +164,9 @@ bt_stop() {
 # nvme connect; BT_CTRL set if a controller exists afterwards.
 bt_connect() {
 	local rc
-	NVME_TRSVCID=$BT_PORT nvme_connect "$TR" "$RIG_IP4" "$BT_NQN" "$@"
-	rc=$?
+	NVME_TRSVCID=$BT_PORT nvme_connect "$TR" "$RIG_IP4" "$BT_NQN" "$@" \
+		2>&1 | tee "$TEST_TMP/connect.out"
+	rc=${PIPESTATUS[0]}
 	BT_CTRL=$(nvme_find_ctrl "$BT_NQN" "$TR" "$RIG_IP4" | tail -n 1)
 	echo "nvme connect: status $rc, controller '${BT_CTRL:-none}'"
 	return "$rc"
@@ -341,7 +342,15 @@ bt_connect_fails_fast() {
 	return "$rc"
 }
 
-# The DREQ ends the setup at once (review m7): well before the timeout.
+# bt_said ERE: the last nvme connect printed a matching line.
+bt_said() {
+	grep -qE "$1" "$TEST_TMP/connect.out" && return 0
+	echo "nvme connect did not say /$1/"
+	return 1
+}
+
+# The DREQ ends the setup at once (review m7): well before the timeout,
+# and nvme connect says why.
 sc_est_dreq() {
 	local t0=$EPOCHSECONDS
 	bt_connect_fails_fast || return 1
@@ -349,10 +358,12 @@ sc_est_dreq() {
 		echo "the lost connection was noticed only by the timeout (m7)"
 		return 1
 	}
+	bt_said "Connection reset by peer"
 }
 
 sc_silent() {
-	bt_connect_fails_fast
+	bt_connect_fails_fast || return 1
+	bt_said "Connection timed out"
 }
 
 sc_more_queues() {

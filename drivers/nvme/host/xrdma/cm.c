@@ -105,6 +105,7 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 			    struct rdma_cm_event *ev)
 {
 	struct xrdma_queue *queue = cm_id->context;
+	int ret;
 
 	trace_xrdma_cm_event(queue, ev->event, ev->status);
 	xrdma_qdbg(queue, "cm event %s (%d), status %d\n",
@@ -116,7 +117,11 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 		xrdma_cm_step_done(queue, 0);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		xrdma_cm_step_done(queue, xrdma_cm_established(queue, ev));
+		ret = xrdma_cm_established(queue, ev);
+		/* before the waiter wakes: a DREQ may follow at once */
+		if (!ret)
+			set_bit(XRDMA_Q_CONNECTED, &queue->flags);
+		xrdma_cm_step_done(queue, ret);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 		xrdma_cm_step_done(queue, xrdma_cm_rejected(queue, ev));
@@ -148,7 +153,11 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 	default:
-		if (!test_bit(XRDMA_Q_CONNECTED, &queue->flags)) {
+		/*
+		 * Cleared here so that a queue lost between ESTABLISHED and
+		 * its publication (xrdma_queue_publish()) is never used.
+		 */
+		if (!test_and_clear_bit(XRDMA_Q_CONNECTED, &queue->flags)) {
 			/* mid-connect: fail the awaited step */
 			xrdma_cm_step_done(queue, -ECONNRESET);
 			break;
@@ -322,8 +331,6 @@ int xrdma_cm_establish(struct xrdma_queue *queue)
 	if (ret && ret != -ESTALE)
 		xrdma_qerr(queue, "RDMA connection to %pISpcs failed: %d\n",
 			   &queue->ctrl->addr, ret);
-	if (!ret)
-		set_bit(XRDMA_Q_CONNECTED, &queue->flags);
 	return ret;
 }
 

@@ -5,6 +5,7 @@
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/stats          sums over its queues
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/reset_stats    write 1 to zero them
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/q<qid>/stats   one queue
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/          see fault.c
  *
  * Every stats file prints one "name value" line per counter.
  *
@@ -209,8 +210,9 @@ void xrdma_debugfs_queue_del(struct xrdma_queue *queue)
  * xrdma_debugfs_ctrl_add() - create the debugfs directory of a controller
  * @ctrl: a controller whose device (nvmeN) was added
  *
- * Creates nvmeN/ with its stats and reset_stats files, and the directories
- * of the queues already allocated.  Does nothing if already called.
+ * Creates nvmeN/ with its stats and reset_stats files, fault/, and the
+ * directories of the queues already allocated.  Does nothing if already
+ * called.
  */
 void xrdma_debugfs_ctrl_add(struct xrdma_ctrl *ctrl)
 {
@@ -228,6 +230,7 @@ void xrdma_debugfs_ctrl_add(struct xrdma_ctrl *ctrl)
 			    &xrdma_ctrl_stats_fops);
 	debugfs_create_file_unsafe("reset_stats", 0200, dir, ctrl,
 				   &xrdma_reset_stats_fops);
+	xrdma_fault_add(ctrl, dir);
 
 	for (i = 0; ctrl->queues && i < ctrl->ctrl.queue_count; i++) {
 		struct xrdma_queue *queue = &ctrl->queues[i];

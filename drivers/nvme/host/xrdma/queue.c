@@ -46,6 +46,8 @@ int xrdma_queue_post_recv(struct xrdma_queue *queue,
 		.num_sge = 1,
 	};
 
+	if (xrdma_fault(queue, XRDMA_FAULT_POST_RECV))
+		return -ENOMEM;
 	return ib_post_recv(queue->qp, &wr, NULL);
 }
 
@@ -339,6 +341,29 @@ static void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
 }
 
 /*
+ * Mark an established queue allocated, so that stop and free act on it,
+ * unless its connection is already gone: a DISCONNECTED event between
+ * ESTABLISHED and here found nothing to flush and no one to tell, and the
+ * fabrics Connect would wait out its timeout.  Under stop_lock, so that
+ * an event after this finds the queue allocated.
+ */
+static int xrdma_queue_publish(struct xrdma_queue *queue)
+{
+	int ret = 0;
+
+	mutex_lock(&queue->stop_lock);
+	if (test_bit(XRDMA_Q_CONNECTED, &queue->flags)) {
+		set_bit(XRDMA_Q_ALLOCATED, &queue->flags);
+		clear_bit(XRDMA_Q_STOPPED, &queue->flags);
+	} else {
+		xrdma_qerr(queue, "connection lost as soon as established\n");
+		ret = -ECONNRESET;
+	}
+	mutex_unlock(&queue->stop_lock);
+	return ret;
+}
+
+/*
  * One attempt at an RC connection: CM id, address, IB resources, route,
  * connect request.  On failure nothing is left allocated.
  */
@@ -365,8 +390,14 @@ static int xrdma_queue_establish(struct xrdma_queue *queue)
 	ret = xrdma_cm_establish(queue);
 	if (ret)
 		goto out_disconnect;
+
+	ret = xrdma_queue_publish(queue);
+	if (ret)
+		goto out_drain;
 	return 0;
 
+out_drain:
+	xrdma_queue_drain(queue);
 out_disconnect:
 	xrdma_cm_disconnect(queue);
 out_destroy_ib:
@@ -416,8 +447,6 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
 	if (ret)
 		return ret == -ESTALE ? -ECONNREFUSED : ret;
 
-	set_bit(XRDMA_Q_ALLOCATED, &queue->flags);
-	clear_bit(XRDMA_Q_STOPPED, &queue->flags);
 	xrdma_debugfs_queue_add(queue);
 	return 0;
 }
@@ -435,6 +464,8 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 	struct blk_mq_tag_set *set = queue->qid ? &ctrl->tag_set
 						: &ctrl->admin_tag_set;
 	int hctx = queue->qid ? queue->qid - 1 : 0;
+	struct xrdma_queue_stats st;
+	u64 timeouts;
 	int ret;
 
 	/* responses are matched to this queue's tags from now on */
@@ -442,6 +473,8 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 		return -EINVAL;
 	WRITE_ONCE(queue->tags, set->tags[hctx]);
 
+	xrdma_queue_stats_read(queue, &st);
+	timeouts = st.timeouts;
 	if (queue->qid)
 		ret = nvmf_connect_io_queue(nctrl, queue->qid);
 	else
@@ -450,6 +483,14 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 		xrdma_qinfo(queue, "fabrics Connect failed: NVMe status %#x\n",
 			    ret);
 		return ret;
+	}
+	/*
+	 * A cancelled command reads as -EINTR: it timed out, or the
+	 * connection was lost (xrdma_abort_work()).  Tell nvme connect which.
+	 */
+	if (ret == -EINTR) {
+		xrdma_queue_stats_read(queue, &st);
+		ret = st.timeouts != timeouts ? -ETIMEDOUT : -ECONNRESET;
 	}
 	if (ret) {
 		xrdma_qinfo(queue, "fabrics Connect failed: %d\n", ret);

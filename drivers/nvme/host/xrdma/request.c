@@ -249,6 +249,8 @@ void xrdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct nvme_completion *cqe = &queue->cqes[slot->index];
 	struct xrdma_request *req;
 
+	if (xrdma_fault(queue, XRDMA_FAULT_CQ_ERROR))
+		wc->status = IB_WC_GENERAL_ERR;
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		xrdma_wr_error(queue, wc, "RECV");
 		return;
@@ -311,7 +313,8 @@ static int xrdma_map_frwr(struct xrdma_queue *queue,
 	struct nvme_keyed_sgl_desc *sg = &req->cmd.common.dptr.ksgl;
 	int n;
 
-	req->mr = ib_mr_pool_get(queue->qp, &queue->qp->rdma_mrs);
+	req->mr = xrdma_fault(queue, XRDMA_FAULT_MR_EXHAUSTED) ? NULL :
+		  ib_mr_pool_get(queue->qp, &queue->qp->rdma_mrs);
 	if (unlikely(!req->mr))
 		return -EAGAIN;
 
@@ -373,7 +376,8 @@ static int xrdma_map_data(struct xrdma_queue *queue, struct request *rq)
 	}
 	req->sgt.nents = blk_rq_map_sg(rq->q, rq, req->sgt.sgl);
 
-	req->nents = ib_dma_map_sg(queue->dev->ibdev, req->sgt.sgl,
+	req->nents = xrdma_fault(queue, XRDMA_FAULT_DMA_MAP) ? 0 :
+		     ib_dma_map_sg(queue->dev->ibdev, req->sgt.sgl,
 				   req->sgt.nents, rq_dma_dir(rq));
 	if (unlikely(req->nents <= 0)) {
 		req->nents = 0;
@@ -443,7 +447,8 @@ static const struct ib_send_wr *xrdma_flush_pending(struct xrdma_queue *queue)
 	trace_xrdma_post(queue, queue->pend_nr);
 	xrdma_queue_pend_reset(queue);
 
-	ret = ib_post_send(queue->qp, head, &bad);
+	ret = xrdma_fault(queue, XRDMA_FAULT_POST_SEND) ? -ENOMEM :
+	      ib_post_send(queue->qp, head, &bad);
 	if (likely(!ret))
 		return NULL;
 	xrdma_qerr_rl(queue, "ib_post_send failed: %d\n", ret);

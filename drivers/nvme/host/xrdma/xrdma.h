@@ -15,6 +15,7 @@
 #define _XRDMA_H
 
 #include <linux/blk-mq.h>
+#include <linux/jump_label.h>
 #include <linux/nvme-rdma.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_verbs.h>
@@ -56,6 +57,16 @@ struct xrdma_device {
 };
 
 #include "counters.h"
+
+/* Local failures fault.c can inject, one debugfs knob each. */
+enum xrdma_fault {
+	XRDMA_FAULT_POST_SEND,
+	XRDMA_FAULT_POST_RECV,
+	XRDMA_FAULT_MR_EXHAUSTED,
+	XRDMA_FAULT_DMA_MAP,
+	XRDMA_FAULT_CQ_ERROR,
+	XRDMA_FAULT_NR
+};
 
 /**
  * struct xrdma_rsp_slot - one posted receive buffer of a queue
@@ -244,6 +255,7 @@ struct xrdma_ctrl {
 	bool			use_inline;
 	struct xrdma_ctrl_counters counters;
 	struct dentry		*debugfs;
+	atomic_t		faults[XRDMA_FAULT_NR];	/* fault.c */
 };
 
 /* What a controller went through, for the xrdma_state tracepoint. */
@@ -376,5 +388,18 @@ void xrdma_debugfs_queue_add(struct xrdma_queue *queue);
 void xrdma_debugfs_queue_del(struct xrdma_queue *queue);
 void xrdma_queue_stats_read(struct xrdma_queue *queue,
 			    struct xrdma_queue_stats *sum);
+
+/* fault.c */
+DECLARE_STATIC_KEY_FALSE(xrdma_fault_key);
+bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault);
+void xrdma_fault_add(struct xrdma_ctrl *ctrl, struct dentry *parent);
+
+/* Should this call fail?  A no-op jump until a fault is first armed. */
+static inline bool xrdma_fault(struct xrdma_queue *queue,
+			       enum xrdma_fault fault)
+{
+	return static_branch_unlikely(&xrdma_fault_key) &&
+	       __xrdma_fault(queue, fault);
+}
 
 #endif /* _XRDMA_H */

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xrdma: fault injection for the local failures no target can provoke.
+ *
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/post_send     ib_post_send()
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/post_recv     ib_post_recv()
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/mr_exhausted  ib_mr_pool_get()
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/dma_map       ib_dma_map_sg()
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/cq_error      a receive completion
+ *
+ * Writing N to a file makes the next N such calls on the controller's I/O
+ * queues fail as the provider would report it (-ENOMEM, no MR, no mapped
+ * entries, a completion with IB_WC_GENERAL_ERR); reading it gives what is
+ * left.  The admin queue is never hit, so the controller can always
+ * recover.  Debian's kernel has no CONFIG_FAULT_INJECTION: this is our own.
+ *
+ * Cost when off: the hooks sit behind one static key, a no-op jump until
+ * the first time any controller arms a fault; it then stays on until the
+ * module is unloaded, and an unarmed hook costs an atomic read.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/jump_label.h>
+
+#include "xrdma.h"
+
+DEFINE_STATIC_KEY_FALSE(xrdma_fault_key);
+
+/* Most a single write may arm: enough for any test, bounded for atomic_t. */
+#define XRDMA_FAULT_MAX		1000000
+
+static const char * const xrdma_fault_names[XRDMA_FAULT_NR] = {
+	[XRDMA_FAULT_POST_SEND]		= "post_send",
+	[XRDMA_FAULT_POST_RECV]		= "post_recv",
+	[XRDMA_FAULT_MR_EXHAUSTED]	= "mr_exhausted",
+	[XRDMA_FAULT_DMA_MAP]		= "dma_map",
+	[XRDMA_FAULT_CQ_ERROR]		= "cq_error",
+};
+
+/**
+ * __xrdma_fault() - whether to fail this call (the armed slow path)
+ * @queue: the queue the call is for
+ * @fault: which call
+ *
+ * Only reached through xrdma_fault() once fault injection was used.
+ *
+ * Return: true if the caller must fail as the provider would.
+ */
+bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault)
+{
+	if (!queue->qid ||
+	    atomic_dec_if_positive(&queue->ctrl->faults[fault]) < 0)
+		return false;
+	xrdma_qinfo_rl(queue, "injected fault: %s\n", xrdma_fault_names[fault]);
+	return true;
+}
+
+static int xrdma_fault_get(void *data, u64 *val)
+{
+	*val = atomic_read(data);
+	return 0;
+}
+
+static int xrdma_fault_set(void *data, u64 val)
+{
+	if (val > XRDMA_FAULT_MAX)
+		return -ERANGE;
+	if (val)
+		static_branch_enable(&xrdma_fault_key);
+	atomic_set(data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(xrdma_fault_fops, xrdma_fault_get, xrdma_fault_set,
+			 "%llu\n");
+
+/**
+ * xrdma_fault_add() - create a controller's fault/ directory
+ * @ctrl: the controller
+ * @parent: its debugfs directory
+ *
+ * Removed with @parent.
+ */
+void xrdma_fault_add(struct xrdma_ctrl *ctrl, struct dentry *parent)
+{
+	struct dentry *dir = debugfs_create_dir("fault", parent);
+	int i;
+
+	for (i = 0; i < XRDMA_FAULT_NR; i++)
+		debugfs_create_file_unsafe(xrdma_fault_names[i], 0600, dir,
+					   &ctrl->faults[i],
+					   &xrdma_fault_fops);
+}

@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Local failures no target can provoke, injected through the debugfs knobs
+# of fault.c (/sys/kernel/debug/nvme-xrdma/nvmeN/fault/) while fio writes
+# and verifies crc32c on the RAM namespace:
+#
+#   mr_exhausted  no MR: the command waits (BLK_STS_RESOURCE), no recovery
+#   dma_map       no mapping: a path error, multipath retries, no recovery
+#   post_send     the doorbell refused: commands end unsent, recovery
+#   post_recv     a receive not reposted: recovery
+#   cq_error      a receive completes in error: recovery
+#
+# Each knob must be consumed, leave the controller LIVE with the effect
+# named above, and cost no data: the verified fio sees no error.  Then,
+# with the I/O queues idle, post_recv and post_send each fail the next two
+# attempts of a reset in the I/O queues' setup (receives half posted, a
+# fabrics Connect never sent): the third attempt must connect.
+
+set -u
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
+
+readonly TR=xrdma
+readonly KNOBS="post_send post_recv mr_exhausted dma_map cq_error"
+CTRL=
+DEV=
+FAULT=
+
+cleanup() {
+	local k
+	for k in $KNOBS; do
+		[[ -n $FAULT ]] && echo 0 >"$FAULT/$k" 2>/dev/null
+	done
+	test_end "$TR"
+}
+trap cleanup EXIT
+
+test_begin 13
+
+counter() {
+	nvme_ctrl_attr "$CTRL" "xrdma/$1"
+}
+
+qstat() {
+	awk -v n="$1" '$1 == n { print $2 }' \
+		"/sys/kernel/debug/nvme-xrdma/$CTRL/stats"
+}
+
+knob_spent() {
+	(($(cat "$FAULT/$1") == 0))
+}
+
+t_connect() {
+	connect_ram "$TR" -c 1 -l 120 -k 5 || return 1
+	FAULT=/sys/kernel/debug/nvme-xrdma/$CTRL/fault
+	fio_start_verified lf
+}
+
+t_knobs() {
+	local k v
+	for k in $KNOBS; do
+		v=$(cat "$FAULT/$k") || return 1
+		[[ $v == 0 ]] || {
+			echo "$k reads '$v', not 0"
+			return 1
+		}
+	done
+	if echo 1000001 >"$FAULT/post_send" 2>/dev/null; then
+		echo "an out-of-range budget was accepted"
+		return 1
+	fi
+	echo "knobs: $(cd "$FAULT" && echo *)"
+}
+
+# inject KNOB N EXPECT: arm N faults; wait until spent and LIVE; EXPECT
+# is "recover" (at least one recovery more) or "keep" (none).
+inject() {
+	local knob=$1 n=$2 expect=$3 rec0 rec d0
+	rec0=$(counter recoveries)
+	d0=$(dmesg | wc -l)
+	echo "$n" >"$FAULT/$knob" || return 1
+	wait_for 60 knob_spent "$knob" || {
+		echo "$knob: $(cat "$FAULT/$knob") of $n faults never fired"
+		return 1
+	}
+	nvme_wait_state "$CTRL" live 120 || return 1
+	fio_running || {
+		echo "fio stopped"
+		tail -n 20 "$TEST_TMP/lf.fio"
+		return 1
+	}
+	rec=$(counter recoveries)
+	echo "$knob x$n: recoveries $rec0 -> $rec"
+	dmesg | tail -n +"$d0" | grep -m1 "injected fault: $knob" || {
+		echo "no log line for the injected $knob fault"
+		return 1
+	}
+	case $expect in
+	recover) ((rec > rec0)) ;;
+	keep) ((rec == rec0)) ;;
+	esac
+}
+
+t_mr() {
+	local b0
+	b0=$(qstat busy)
+	inject mr_exhausted 200 keep || return 1
+	echo "busy $b0 -> $(qstat busy)"
+	(($(qstat busy) >= b0 + 200))
+}
+
+t_dma() {
+	inject dma_map 3 keep
+}
+
+t_post_send() {
+	inject post_send 1 recover
+}
+
+t_post_recv() {
+	inject post_recv 1 recover
+}
+
+t_cq_error() {
+	inject cq_error 1 recover
+}
+
+t_verified() {
+	fio_stop_verified "$TEST_TMP/lf.fio" || return 1
+	fio_verify after --rw=randwrite --bsrange=4k-128k --iodepth=16
+}
+
+# reset_failing KNOB: with the I/O queues idle, arm 2 faults and reset:
+# the first two attempts fail in the I/O queues' setup (posting receives,
+# or the fabrics Connect), the third connects.
+reset_failing() {
+	local knob=$1 f0 f
+	f0=$(counter failed_reconnects)
+	echo 2 >"$FAULT/$knob" || return 1
+	echo 1 >"/sys/class/nvme/$CTRL/reset_controller" || return 1
+	wait_for 60 knob_spent "$knob" || {
+		echo "$knob: $(cat "$FAULT/$knob") of 2 faults never fired"
+		return 1
+	}
+	timed_live "reset with $knob failing" || return 1
+	f=$(counter failed_reconnects)
+	echo "failed reconnects $f0 -> $f"
+	((f == f0 + 2)) || return 1
+	DEV=$(nvme_wait_ns "$CTRL" 60) || return 1
+	fio_verify "reset-$knob" --rw=randwrite --bs=16k --iodepth=8
+}
+
+t_disconnect() {
+	nvme_disconnect "$CTRL" || return 1
+	CTRL=
+}
+
+ktap_run "connect, verified fio in the background" t_connect
+ktap_run "five fault knobs, 0 by default, bounded" t_knobs
+ktap_run "MR pool exhausted: commands wait, no recovery" t_mr
+ktap_run "DMA mapping error: path error retried, no recovery" t_dma
+ktap_run "ib_post_send failure: recovery" t_post_send
+ktap_run "ib_post_recv failure: recovery" t_post_recv
+ktap_run "receive completion in error: recovery" t_cq_error
+ktap_run "the fio loop verified, and a pass after it" t_verified
+ktap_run "receives not posted: two resets fail, the third connects" \
+	reset_failing post_recv
+ktap_run "Connect not sent: two resets fail, the third connects" \
+	reset_failing post_send
+ktap_run "nvme disconnect" t_disconnect
+ktap_run "RDMA resources and module refs back to baseline" leak_check
+ktap_run "no kernel warnings, oopses or new taint" dmesg_check
+ktap_finished
