@@ -242,7 +242,7 @@ static int xrdma_check_ctrl(struct xrdma_ctrl *ctrl)
 		return -EOPNOTSUPP;
 	}
 	ctrl->use_inline = (nctrl->sgls & XRDMA_SGLS_OFFSET) &&
-			   nctrl->ioccsz * 16 > sizeof(struct nvme_command);
+			   xrdma_ctrl_icd_bytes(ctrl);
 	return 0;
 }
 
@@ -372,9 +372,40 @@ static int xrdma_configure_io_queues(struct xrdma_ctrl *ctrl, bool new)
  * Build the whole association and go LIVE.  A new controller also gets its
  * tag sets; if its setup fails they go again.
  */
+/* Commands of @ctrl that ever timed out, all queue slots. */
+static u64 xrdma_ctrl_timeouts(struct xrdma_ctrl *ctrl)
+{
+	int i, nr = xrdma_ctrl_max_queues(ctrl->ctrl.opts);
+	struct xrdma_queue_stats st;
+	u64 sum = 0;
+
+	for (i = 0; i < nr; i++) {
+		xrdma_queue_stats_read(&ctrl->queues[i], &st);
+		sum += st.timeouts;
+	}
+	return sum;
+}
+
+/*
+ * What nvme connect is told about a failed attempt.  The core reports an
+ * ended command as -EINTR or as "aborted by host" (which the fabrics code
+ * turns into -EIO): if a command timed out, the target stopped answering;
+ * any other cancel came from a lost connection (xrdma_abort_work()).
+ * The target's own NVMe statuses pass unchanged.
+ */
+static int xrdma_setup_status(struct xrdma_ctrl *ctrl, int ret, u64 timeouts)
+{
+	if (ret && xrdma_ctrl_timeouts(ctrl) != timeouts)
+		return -ETIMEDOUT;
+	if (ret == -EINTR)
+		return -ECONNRESET;
+	return ret;
+}
+
 static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	u64 timeouts = xrdma_ctrl_timeouts(ctrl);
 	int ret;
 
 	ret = xrdma_configure_admin_queue(ctrl, new);
@@ -406,7 +437,7 @@ out_teardown:
 	xrdma_teardown_ctrl(ctrl, false, new);
 	/* the connections are gone: no abort can be queued after this one */
 	cancel_work_sync(&ctrl->abort_work);
-	return ret;
+	return xrdma_setup_status(ctrl, ret, timeouts);
 }
 
 /* --- recovery, reconnect, reset, delete ---------------------------------- */

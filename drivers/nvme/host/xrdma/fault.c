@@ -22,6 +22,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/jump_label.h>
+#include <linux/ratelimit.h>
 
 #include "xrdma.h"
 
@@ -38,6 +39,14 @@ static const char * const xrdma_fault_names[XRDMA_FAULT_NR] = {
 	[XRDMA_FAULT_CQ_ERROR]		= "cq_error",
 };
 
+#define XRDMA_FAULT_RS \
+	RATELIMIT_STATE_INIT(xrdma_fault_rs, DEFAULT_RATELIMIT_INTERVAL, \
+			     DEFAULT_RATELIMIT_BURST)
+
+static struct ratelimit_state xrdma_fault_rs[XRDMA_FAULT_NR] = {
+	[0 ... XRDMA_FAULT_NR - 1] = XRDMA_FAULT_RS,
+};
+
 /**
  * __xrdma_fault() - whether to fail this call (the armed slow path)
  * @queue: the queue the call is for
@@ -52,7 +61,10 @@ bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault)
 	if (!queue->qid ||
 	    atomic_dec_if_positive(&queue->ctrl->faults[fault]) < 0)
 		return false;
-	xrdma_qinfo_rl(queue, "injected fault: %s\n", xrdma_fault_names[fault]);
+	/* one budget per kind: a burst of one must not mute the others */
+	if (__ratelimit(&xrdma_fault_rs[fault]))
+		xrdma_qinfo(queue, "injected fault: %s\n",
+			    xrdma_fault_names[fault]);
 	return true;
 }
 

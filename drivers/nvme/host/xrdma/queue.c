@@ -437,7 +437,7 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
 	for (;;) {
 		/* in-capsule data: I/O queues only, what IOCCSZ leaves */
 		queue->inline_size = qid && ctrl->use_inline ?
-			ctrl->ctrl.ioccsz * 16 - sizeof(struct nvme_command) : 0;
+				     xrdma_ctrl_icd_bytes(ctrl) : 0;
 		ret = xrdma_queue_establish(queue);
 		if (ret != -ESTALE || ++tries > XRDMA_STALE_RETRIES)
 			break;
@@ -464,8 +464,6 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 	struct blk_mq_tag_set *set = queue->qid ? &ctrl->tag_set
 						: &ctrl->admin_tag_set;
 	int hctx = queue->qid ? queue->qid - 1 : 0;
-	struct xrdma_queue_stats st;
-	u64 timeouts;
 	int ret;
 
 	/* responses are matched to this queue's tags from now on */
@@ -473,8 +471,6 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 		return -EINVAL;
 	WRITE_ONCE(queue->tags, set->tags[hctx]);
 
-	xrdma_queue_stats_read(queue, &st);
-	timeouts = st.timeouts;
 	if (queue->qid)
 		ret = nvmf_connect_io_queue(nctrl, queue->qid);
 	else
@@ -483,14 +479,6 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 		xrdma_qinfo(queue, "fabrics Connect failed: NVMe status %#x\n",
 			    ret);
 		return ret;
-	}
-	/*
-	 * A cancelled command reads as -EINTR: it timed out, or the
-	 * connection was lost (xrdma_abort_work()).  Tell nvme connect which.
-	 */
-	if (ret == -EINTR) {
-		xrdma_queue_stats_read(queue, &st);
-		ret = st.timeouts != timeouts ? -ETIMEDOUT : -ECONNRESET;
 	}
 	if (ret) {
 		xrdma_qinfo(queue, "fabrics Connect failed: %d\n", ret);

@@ -328,6 +328,20 @@ static inline void xrdma_queue_pend_reset(struct xrdma_queue *queue)
 	queue->pend_nr = 0;
 }
 
+/*
+ * In-capsule data bytes the target takes after the command: IOCCSZ is in
+ * 16-byte units and the target's to choose, so computed in u64 (review
+ * m11) and capped; xrdma_queue_create_ib() caps it by the device.
+ */
+static inline u32 xrdma_ctrl_icd_bytes(const struct xrdma_ctrl *ctrl)
+{
+	u64 capsule = (u64)ctrl->ctrl.ioccsz * 16;
+
+	if (capsule <= sizeof(struct nvme_command))
+		return 0;
+	return min_t(u64, capsule - sizeof(struct nvme_command), SZ_1G);
+}
+
 /* DMA address of command ring slot @i. */
 static inline u64 xrdma_sqe_dma(struct xrdma_queue *queue, u32 i)
 {
