@@ -40,6 +40,9 @@
 #                   before their fabrics Connect, on queue 1 before the
 #                   I/O tag set exists (review M3): no crash, "bad
 #                   response" logged
+#   huge-ioccsz     IOCCSZ 0x10000005, whose 16-byte units overflow 32
+#                   bits (review m11): the in-capsule size is the
+#                   device's limit, not the 16 bytes of a wrapped product
 #
 # After each scenario: the bad controller is deleted, the target exits 0
 # on SIGTERM, and the kernel log of the scenario has no WARN/BUG/oops.
@@ -68,7 +71,7 @@ readonly BT_NQN=nqn.2026-11.io.xrdma:bad
 # EIO (review M5).
 BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	inv-wrong-rkey inv-no-mr small-crqsize rej-garbage est-dreq silent
-	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp"
+	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz"
 # shellcheck disable=SC2206 # a word list
 SCENARIOS=(${XRDMA_BAD_SCENARIOS:-$BT_DEFAULT})
 
@@ -375,6 +378,14 @@ sc_more_queues() {
 	((n >= 2 && n <= $(nproc) + 1)) || return 1
 	bt_logged 'creating [0-9]+ I/O queues' || return 1
 	bt_verify
+}
+
+sc_huge_ioccsz() {
+	local n
+	bt_connect_live || return 1
+	n=$(cat "/sys/class/nvme/$BT_CTRL/xrdma/inline_data_size") || return 1
+	echo "in-capsule data size $n bytes"
+	((n >= 4096))
 }
 
 sc_aen_storm() {

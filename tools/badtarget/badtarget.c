@@ -10,7 +10,8 @@
  * Identify, Set/Get Features, Get Log Page, Keep Alive, Async Event
  * Requests and Read/Write/Flush on a 64 MiB RAM namespace with 512-byte
  * blocks.  All data travels through keyed SGLs (IOCCSZ 4: no in-capsule
- * data).  One thread, one event loop over the CM channel and a shared
+ * data), but for huge-ioccsz, whose receive buffers also take a Connect's
+ * data in the capsule.  One thread, one event loop over the CM channel and a shared
  * completion channel.
  *
  * Scenarios (one per run, --scenario; "good" behaves): see usage() and
@@ -40,6 +41,7 @@ const char *const scenario_names[S_NR] = {
 	[S_MORE_QUEUES] = "more-queues",
 	[S_AEN_STORM] = "aen-storm",
 	[S_DREQ_MID_IO] = "dreq-mid-io",
+	[S_HUGE_IOCCSZ] = "huge-ioccsz",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -60,6 +62,7 @@ static const char *const scenario_help[S_NR] = {
 	[S_MORE_QUEUES] = "grant more I/O queues than asked",
 	[S_AEN_STORM] = "complete every AER at once, " "100 times",
 	[S_DREQ_MID_IO] = "disconnect in the middle of the first transfer of 512 KiB or more",
+	[S_HUGE_IOCCSZ] = "Identify IOCCSZ 0x10000005 (16 * IOCCSZ overflows 32 bits) and SGL offsets",
 };
 
 

@@ -28,6 +28,8 @@
 /* ------------------------------------------------------------ wire format */
 
 #define SQE_SIZE	64
+/* huge-ioccsz: room for the in-capsule data a host may send (64 KiB) */
+#define ICD_MAX		(64 * 1024)
 #define CQE_SIZE	16
 #define AQ_DEPTH	32	/* admin queue entries (NVME_AQ_DEPTH) */
 #define LBA_SHIFT	9
@@ -100,7 +102,7 @@ enum scenario {
 	S_GOOD, S_REPLAY_CID, S_UNKNOWN_CID, S_EARLY_RSP, S_SHORT_CAPSULE,
 	S_LONG_CAPSULE, S_BAD_STATUS, S_INV_WRONG_RKEY, S_INV_NO_MR,
 	S_SMALL_CRQSIZE, S_REJ_GARBAGE, S_EST_DREQ, S_SILENT, S_MQES_SHRINK,
-	S_MORE_QUEUES, S_AEN_STORM, S_DREQ_MID_IO, S_NR
+	S_MORE_QUEUES, S_AEN_STORM, S_DREQ_MID_IO, S_HUGE_IOCCSZ, S_NR
 };
 
 void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -144,7 +146,7 @@ struct queue {
 	uint8_t *mem;
 	uint16_t qid, size, hsqsize, sqhd;
 	int cntlid;		/* after the fabrics Connect, else -1 */
-	uint8_t *ring;		/* size * SQE_SIZE receive buffers */
+	uint8_t *ring;		/* size receive buffers of slot_size() */
 	struct cmd *cmds;
 	int ncmds;
 	bool established, dead;
@@ -152,6 +154,12 @@ struct queue {
 
 extern const char *const scenario_names[S_NR];
 extern enum scenario scenario;
+
+/* Bytes of one receive buffer: the command, and in-capsule data if any. */
+static inline size_t slot_size(void)
+{
+	return SQE_SIZE + (scenario == S_HUGE_IOCCSZ ? ICD_MAX : 0);
+}
 extern bool misbehaved;		/* the one-shot misbehaviour happened */
 extern int verbose;
 extern volatile sig_atomic_t stop;

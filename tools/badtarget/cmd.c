@@ -53,6 +53,12 @@ static void identify(struct queue *q, int i, struct ctrl *ct)
 		put32(d + 536, 1 << 2);	/* SGLS: keyed data block */
 		memcpy(d + 768, subnqn, strnlen(subnqn, NQN_LEN - 1));
 		put32(d + 1792, 4);	/* IOCCSZ: the SQE only */
+		if (scenario == S_HUGE_IOCCSZ) {
+			/* every time; logged the first */
+			misbehave(S_HUGE_IOCCSZ, "IOCCSZ 0x10000005, SGLS offsets");
+			put32(d + 536, 1 << 2 | 1 << 20);
+			put32(d + 1792, 0x10000005);
+		}
 		put32(d + 1796, 1);	/* IORCSZ */
 		put16(d + 1800, 0);	/* ICDOFF */
 		d[1803] = 1;	/* MSDBD */
@@ -438,8 +444,10 @@ static void run_cmd(struct queue *q, int i, bool data_ready)
 
 static void recv_cmd(struct queue *q, int slot)
 {
-	const uint8_t *sqe = q->ring + slot * SQE_SIZE;
+	const uint8_t *sqe = q->ring + slot * slot_size();
+	uint32_t icd_len = 0;
 	struct cmd *c;
+	bool icd;
 	int i = cmd_get(q);
 
 	if (i < 0) {
@@ -448,6 +456,17 @@ static void recv_cmd(struct queue *q, int slot)
 	}
 	c = &q->cmds[i];
 	memcpy(c->sqe, sqe, SQE_SIZE);
+	/* in-capsule data (huge-ioccsz only): taken before the slot is reused */
+	icd = c->sqe[39] == 0x01 && scenario == S_HUGE_IOCCSZ;
+	if (icd) {
+		uint64_t off = get64(c->sqe + 24);
+
+		icd_len = get32(c->sqe + 32);
+		if (off > ICD_MAX || icd_len > ICD_MAX - off || icd_len > SCRATCH)
+			icd_len = UINT32_MAX;
+		else
+			memcpy(c->buf, sqe + SQE_SIZE + off, icd_len);
+	}
 	if (post_recv(q, slot))
 		logmsg("queue %u: ibv_post_recv: %s", q->qid, strerror(errno));
 
@@ -460,6 +479,17 @@ static void recv_cmd(struct queue *q, int slot)
 		c->inv = (c->sqe[39] & 0xf) == 0xf;
 		if (c->len && !q->qid)
 			admin_rkey = c->rkey;
+	} else if (icd) {
+		/* only a Connect's: no I/O path reads data from c->buf */
+		if (icd_len == UINT32_MAX || c->sqe[0] != OP_FABRICS) {
+			logmsg("queue %u: in-capsule data of opcode %#x not taken",
+			       q->qid, c->sqe[0]);
+			complete(q, i, SC_INVALID_FIELD | SC_DNR, 0, NULL, 0, 0);
+			return;
+		}
+		c->len = icd_len;
+		run_cmd(q, i, true);
+		return;
 	} else if (c->sqe[0] != ADM_AER && c->sqe[0] != ADM_KEEP_ALIVE &&
 		   (c->sqe[39] >> 4) != 0) {
 		logmsg("queue %u: SGL type %#x not supported", q->qid, c->sqe[39]);

@@ -37,8 +37,8 @@ int setup_device(struct ibv_context *ctx)
 int post_recv(struct queue *q, int slot)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)(q->ring + slot * SQE_SIZE),
-		.length = SQE_SIZE,
+		.addr = (uintptr_t)(q->ring + slot * slot_size()),
+		.length = slot_size(),
 		.lkey = q->mr->lkey,
 	};
 	struct ibv_recv_wr wr = {
@@ -96,7 +96,7 @@ struct queue *queue_alloc(struct rdma_cm_id *id, const struct cm_req *req)
 	q->ncmds = 2 * q->size + 16;
 	id->context = q;
 
-	memsz = (size_t)q->size * SQE_SIZE +
+	memsz = (size_t)q->size * slot_size() +
 		(size_t)q->ncmds * (CQE_SIZE * 4 + SCRATCH);
 	q->mem = aligned_alloc(4096, (memsz + 4095) & ~(size_t)4095);
 	q->cmds = calloc(q->ncmds, sizeof(*q->cmds));
@@ -105,7 +105,7 @@ struct queue *queue_alloc(struct rdma_cm_id *id, const struct cm_req *req)
 	memset(q->mem, 0, memsz);
 	q->ring = q->mem;
 	for (i = 0; i < q->ncmds; i++) {
-		uint8_t *base = q->mem + (size_t)q->size * SQE_SIZE +
+		uint8_t *base = q->mem + (size_t)q->size * slot_size() +
 				(size_t)i * (CQE_SIZE * 4 + SCRATCH);
 
 		q->cmds[i].rsp = base;

@@ -167,7 +167,7 @@ int xrdma_queue_poll(struct xrdma_queue *queue)
 	if (!spin_trylock(&queue->poll_lock))
 		return 0;
 	if (queue->cq && !test_bit(XRDMA_Q_STOPPED, &queue->flags))
-		n = ib_process_cq_direct(queue->cq, -1);
+		n = ib_process_cq_direct(queue->cq, queue->cq->cqe);
 	spin_unlock(&queue->poll_lock);
 	return n;
 }
@@ -185,8 +185,7 @@ static int xrdma_queue_create_qp(struct xrdma_queue *queue)
 	attr.cap.max_send_wr = XRDMA_SEND_WR_PER_CMD * queue->size + 1;
 	attr.cap.max_recv_wr = queue->size + 1;
 	attr.cap.max_recv_sge = 1;
-	attr.cap.max_send_sge = 1 + (queue->inline_size ?
-				     queue->dev->max_inline_sge : 0);
+	attr.cap.max_send_sge = 1 + queue->inline_sge;
 
 	ret = rdma_create_qp(queue->cm_id, queue->dev->pd, &attr);
 	if (ret)
@@ -245,7 +244,7 @@ static void xrdma_queue_drain(struct xrdma_queue *queue)
 		}
 		if (queue->poll_direct) {
 			spin_lock(&queue->poll_lock);
-			ib_process_cq_direct(queue->cq, -1);
+			ib_process_cq_direct(queue->cq, queue->cq->cqe);
 			spin_unlock(&queue->poll_lock);
 			left = min_t(long, left, msecs_to_jiffies(5));
 		}
@@ -275,6 +274,12 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	/* MRs and in-capsule data are built of 4 KiB pages whatever PAGE_SIZE */
 	queue->inline_size = min_t(u32, queue->inline_size,
 				   queue->dev->max_inline_sge * SZ_4K);
+	/*
+	 * As many data SGEs as aligned 4 KiB pages fill it (review m17):
+	 * every send WQE carries room for them.  Less aligned data goes
+	 * through FRWR.
+	 */
+	queue->inline_sge = DIV_ROUND_UP(queue->inline_size, SZ_4K);
 
 	ret = xrdma_queue_create_cq(queue);
 	if (ret) {

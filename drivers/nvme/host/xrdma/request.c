@@ -350,7 +350,7 @@ static bool xrdma_use_inline(struct xrdma_queue *queue,
 {
 	return queue->inline_size && rq_data_dir(rq) == WRITE &&
 	       blk_rq_payload_bytes(rq) <= queue->inline_size &&
-	       req->nents <= queue->dev->max_inline_sge;
+	       req->nents <= queue->inline_sge;
 }
 
 static int xrdma_map_data(struct xrdma_queue *queue, struct request *rq)
@@ -487,6 +487,9 @@ static void xrdma_build_send(struct xrdma_queue *queue,
 {
 	u64 dma = xrdma_sqe_dma(queue, slot);
 
+	/* the slot is the device's since its last SEND (review m15) */
+	ib_dma_sync_single_for_cpu(queue->dev->ibdev, dma, sizeof(*cmd),
+				   DMA_TO_DEVICE);
 	memcpy(&queue->sqes[slot], cmd, sizeof(*cmd));
 	ib_dma_sync_single_for_device(queue->dev->ibdev, dma, sizeof(*cmd),
 				      DMA_TO_DEVICE);

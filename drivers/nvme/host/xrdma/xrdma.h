@@ -99,6 +99,7 @@ enum xrdma_queue_flags {
  * @flags: enum xrdma_queue_flags
  * @size: entries in the command and response rings (queue depth)
  * @inline_size: in-capsule data bytes usable on this queue (0 = none)
+ * @inline_sge: data SGEs an in-capsule SEND may carry
  * @qp: the RC queue pair
  * @dev: RDMA device (reference held while allocated)
  * @sqes: command ring, one 64-byte SQE per tag
@@ -134,6 +135,7 @@ struct xrdma_queue {
 	unsigned long		flags;
 	u32			size;
 	u32			inline_size;
+	u32			inline_sge;
 
 	/* submission: every ->queue_rq touches these */
 	struct ib_qp		*qp;
