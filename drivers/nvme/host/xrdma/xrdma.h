@@ -240,6 +240,7 @@ struct xrdma_request {
  * @use_inline: the target accepts in-capsule data
  * @counters: lifetime event counters (sysfs)
  * @debugfs: this controller's debugfs directory
+ * @faults: armed fault injections per kind (fault.c)
  */
 struct xrdma_ctrl {
 	struct nvme_ctrl	ctrl;
@@ -257,7 +258,7 @@ struct xrdma_ctrl {
 	bool			use_inline;
 	struct xrdma_ctrl_counters counters;
 	struct dentry		*debugfs;
-	atomic_t		faults[XRDMA_FAULT_NR];	/* fault.c */
+	atomic_t		faults[XRDMA_FAULT_NR];
 };
 
 /* What a controller went through, for the xrdma_state tracepoint. */
