@@ -272,8 +272,9 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 		return ret;
 	}
 	/* MRs and in-capsule data are built of 4 KiB pages whatever PAGE_SIZE */
-	queue->inline_size = min_t(u32, queue->inline_size,
-				   queue->dev->max_inline_sge * SZ_4K);
+	WRITE_ONCE(queue->inline_size,
+		   min_t(u32, queue->inline_size,
+			 queue->dev->max_inline_sge * SZ_4K));
 	/*
 	 * As many data SGEs as aligned 4 KiB pages fill it (review m17):
 	 * every send WQE carries room for them.  Less aligned data goes
@@ -436,13 +437,14 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
 	 */
 	clear_bit(XRDMA_Q_CONNECTED, &queue->flags);
 	clear_bit(XRDMA_Q_LIVE, &queue->flags);
-	queue->size = size;
-	queue->crqsize = 0;
+	/* debugfs reads both at any time (review m14) */
+	WRITE_ONCE(queue->size, size);
+	WRITE_ONCE(queue->crqsize, 0);
 
 	for (;;) {
 		/* in-capsule data: I/O queues only, what IOCCSZ leaves */
-		queue->inline_size = qid && ctrl->use_inline ?
-				     xrdma_ctrl_icd_bytes(ctrl) : 0;
+		WRITE_ONCE(queue->inline_size, qid && ctrl->use_inline ?
+			   xrdma_ctrl_icd_bytes(ctrl) : 0);
 		ret = xrdma_queue_establish(queue);
 		if (ret != -ESTALE || ++tries > XRDMA_STALE_RETRIES)
 			break;

@@ -80,7 +80,7 @@ static ssize_t xrdma_rdma_port_show(struct device *dev,
 
 static ssize_t xrdma_show_inline_size(struct xrdma_queue *queue, char *buf)
 {
-	return sysfs_emit(buf, "%u\n", queue->inline_size);
+	return sysfs_emit(buf, "%u\n", READ_ONCE(queue->inline_size));
 }
 
 static ssize_t xrdma_inline_data_size_show(struct device *dev,
