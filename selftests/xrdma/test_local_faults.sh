@@ -10,6 +10,8 @@
 #   post_send     the doorbell refused: commands end unsent, recovery
 #   post_recv     a receive not reposted: recovery
 #   cq_error      a receive completes in error: recovery
+#   drain         a QP drain times out during a reset: the QP is reset
+#                 before the teardown ends its commands (review m5)
 #
 # Each knob must be consumed, leave the controller LIVE with the effect
 # named above, and cost no data: the verified fio sees no error.  Then,
@@ -23,7 +25,7 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 . "$DIR/../lib/frame.sh"
 
 readonly TR=xrdma
-readonly KNOBS="post_send post_recv mr_exhausted dma_map cq_error"
+readonly KNOBS="post_send post_recv mr_exhausted dma_map cq_error drain"
 CTRL=
 DEV=
 FAULT=
@@ -37,7 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 13
+test_begin 14
 
 counter() {
 	nvme_ctrl_attr "$CTRL" "xrdma/$1"
@@ -153,13 +155,33 @@ reset_failing() {
 	fio_verify "reset-$knob" --rw=randwrite --bs=16k --iodepth=8
 }
 
+# A drain that does not finish: the QP is reset, the commands it held end
+# and are retried after the reconnect, with their data intact.
+t_drain() {
+	fio_start_verified dr || return 1
+	sleep 2
+	echo 1 >"$FAULT/drain" || return 1
+	echo 1 2>/dev/null >"/sys/class/nvme/$CTRL/reset_controller"
+	wait_for 60 knob_spent drain || {
+		echo "the drain fault never fired"
+		return 1
+	}
+	timed_live "reset with a drain timing out" || return 1
+	dmesg | grep -m1 "QP reset: none of its work requests" || {
+		echo "no QP reset logged"
+		return 1
+	}
+	sleep 2
+	fio_stop_verified "$TEST_TMP/dr.fio"
+}
+
 t_disconnect() {
 	nvme_disconnect "$CTRL" || return 1
 	CTRL=
 }
 
 ktap_run "connect, verified fio in the background" t_connect
-ktap_run "five fault knobs, 0 by default, bounded" t_knobs
+ktap_run "six fault knobs, 0 by default, bounded" t_knobs
 ktap_run "MR pool exhausted: commands wait, no recovery" t_mr
 ktap_run "DMA mapping error: path error retried, no recovery" t_dma
 ktap_run "ib_post_send failure: recovery" t_post_send
@@ -170,6 +192,7 @@ ktap_run "receives not posted: two resets fail, the third connects" \
 	reset_failing post_recv
 ktap_run "Connect not sent: two resets fail, the third connects" \
 	reset_failing post_send
+ktap_run "a drain timing out resets the QP, I/O verified" t_drain
 ktap_run "nvme disconnect" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check

@@ -7,12 +7,14 @@
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/mr_exhausted  ib_mr_pool_get()
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/dma_map       ib_dma_map_sg()
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/cq_error      a receive completion
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/drain         a QP drain
  *
  * Writing N to a file makes the next N such calls on the controller's I/O
  * queues fail as the provider would report it (-ENOMEM, no MR, no mapped
- * entries, a completion with IB_WC_GENERAL_ERR); reading it gives what is
- * left.  The admin queue is never hit, so the controller can always
- * recover.  Debian's kernel has no CONFIG_FAULT_INJECTION: this is our own.
+ * entries, a completion with IB_WC_GENERAL_ERR, a drain that times out
+ * at once); reading it gives what is left.  The admin queue is never hit,
+ * so the controller can always recover.  Debian's kernel has no
+ * CONFIG_FAULT_INJECTION: this is our own.
  *
  * Cost when off: the hooks sit behind one static key, a no-op jump until
  * the first time any controller arms a fault; it then stays on until the
@@ -37,6 +39,7 @@ static const char * const xrdma_fault_names[XRDMA_FAULT_NR] = {
 	[XRDMA_FAULT_MR_EXHAUSTED]	= "mr_exhausted",
 	[XRDMA_FAULT_DMA_MAP]		= "dma_map",
 	[XRDMA_FAULT_CQ_ERROR]		= "cq_error",
+	[XRDMA_FAULT_DRAIN]		= "drain",
 };
 
 #define XRDMA_FAULT_RS \

@@ -25,6 +25,20 @@ static bool xrdma_queue_is_poll(struct xrdma_queue *queue)
 			    ctrl->io_queues[HCTX_TYPE_READ];
 }
 
+/* The receive WR of response ring slot @slot. */
+static void xrdma_queue_recv_wr(struct xrdma_queue *queue,
+				struct xrdma_rsp_slot *slot,
+				struct ib_recv_wr *wr, struct ib_sge *sge)
+{
+	sge->addr = xrdma_cqe_dma(queue, slot->index);
+	sge->length = sizeof(struct nvme_completion);
+	sge->lkey = queue->dev->pd->local_dma_lkey;
+	wr->next = NULL;
+	wr->wr_cqe = &slot->cqe;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+}
+
 /**
  * xrdma_queue_post_recv() - (re)post one receive buffer
  * @queue: the queue
@@ -35,20 +49,41 @@ static bool xrdma_queue_is_poll(struct xrdma_queue *queue)
 int xrdma_queue_post_recv(struct xrdma_queue *queue,
 			  struct xrdma_rsp_slot *slot)
 {
-	struct ib_sge sge = {
-		.addr	= xrdma_cqe_dma(queue, slot->index),
-		.length	= sizeof(struct nvme_completion),
-		.lkey	= queue->dev->pd->local_dma_lkey,
-	};
-	struct ib_recv_wr wr = {
-		.wr_cqe	= &slot->cqe,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
+	struct ib_recv_wr wr;
+	struct ib_sge sge;
 
+	xrdma_queue_recv_wr(queue, slot, &wr, &sge);
 	if (xrdma_fault(queue, XRDMA_FAULT_POST_RECV))
 		return -ENOMEM;
 	return ib_post_recv(queue->qp, &wr, NULL);
+}
+
+/* Receives posted per ib_post_recv() call when the ring is filled. */
+#define XRDMA_RECV_BATCH	16
+
+/* Post the whole receive ring, XRDMA_RECV_BATCH WRs per call (review m18). */
+static int xrdma_queue_fill_recv(struct xrdma_queue *queue)
+{
+	struct ib_recv_wr wr[XRDMA_RECV_BATCH];
+	struct ib_sge sge[XRDMA_RECV_BATCH];
+	u32 i, k, n;
+	int ret;
+
+	for (i = 0; i < queue->size; i += n) {
+		n = min_t(u32, XRDMA_RECV_BATCH, queue->size - i);
+		for (k = 0; k < n; k++) {
+			xrdma_queue_recv_wr(queue, &queue->slots[i + k],
+					    &wr[k], &sge[k]);
+			if (k)
+				wr[k - 1].next = &wr[k];
+		}
+		if (xrdma_fault(queue, XRDMA_FAULT_POST_RECV))
+			return -ENOMEM;
+		ret = ib_post_recv(queue->qp, wr, NULL);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static int xrdma_queue_alloc_rings(struct xrdma_queue *queue)
@@ -203,9 +238,29 @@ static void xrdma_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
+ * A drain that did not finish leaves the HCA free to run the WRs it still
+ * holds, and the teardown is about to unmap and reuse their memory (review
+ * m5).  RESET stops the QP whatever it holds, without completions.  A
+ * completion already in the CQ may still be handled: it finds its request
+ * ended (waiting cleared) or no tags to match.
+ */
+static void xrdma_queue_reset_qp(struct xrdma_queue *queue)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+	int ret;
+
+	ret = ib_modify_qp(queue->qp, &attr, IB_QP_STATE);
+	if (ret)
+		xrdma_qerr(queue, "cannot reset QP: %d\n", ret);
+	else
+		xrdma_qerr(queue, "QP reset: none of its work requests runs any more\n");
+}
+
+/*
  * Flush every posted WR, with a bound.  The QP is moved to the error state
  * and a marker is posted on each side; once both markers come back, no
- * completion for this queue can be pending in the CQ.
+ * completion for this queue can be pending in the CQ.  If that fails, the
+ * QP is reset.
  */
 static void xrdma_queue_drain(struct xrdma_queue *queue)
 {
@@ -227,12 +282,14 @@ static void xrdma_queue_drain(struct xrdma_queue *queue)
 	ret = ib_modify_qp(queue->qp, &attr, IB_QP_STATE);
 	if (ret) {
 		xrdma_qerr(queue, "cannot move QP to error: %d\n", ret);
-		return;
+		goto out_reset;
 	}
 	if (!ib_post_send(queue->qp, &swr.wr, NULL))
 		expect++;
 	if (!ib_post_recv(queue->qp, &rwr, NULL))
 		expect++;
+	if (xrdma_fault(queue, XRDMA_FAULT_DRAIN))
+		deadline = jiffies;
 
 	while (expect) {
 		long left = deadline - jiffies;
@@ -240,7 +297,7 @@ static void xrdma_queue_drain(struct xrdma_queue *queue)
 		if (left <= 0) {
 			xrdma_qerr(queue, "QP drain timed out after %u ms\n",
 				   XRDMA_DRAIN_MS);
-			return;
+			goto out_reset;
 		}
 		if (queue->poll_direct) {
 			spin_lock(&queue->poll_lock);
@@ -251,6 +308,10 @@ static void xrdma_queue_drain(struct xrdma_queue *queue)
 		if (wait_for_completion_timeout(&queue->drain_done, left))
 			expect--;
 	}
+	return;
+
+out_reset:
+	xrdma_queue_reset_qp(queue);
 }
 
 /*
@@ -261,7 +322,6 @@ static void xrdma_queue_drain(struct xrdma_queue *queue)
  */
 static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 {
-	u32 i;
 	int ret;
 
 	queue->dev = xrdma_device_get(queue->cm_id);
@@ -308,12 +368,10 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 		goto out_free_rings;
 	}
 
-	for (i = 0; i < queue->size; i++) {
-		ret = xrdma_queue_post_recv(queue, &queue->slots[i]);
-		if (ret) {
-			xrdma_qerr(queue, "cannot post receive: %d\n", ret);
-			goto out_destroy_mrs;
-		}
+	ret = xrdma_queue_fill_recv(queue);
+	if (ret) {
+		xrdma_qerr(queue, "cannot post receive: %d\n", ret);
+		goto out_destroy_mrs;
 	}
 	return 0;
 
