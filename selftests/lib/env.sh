@@ -48,6 +48,11 @@ require_vm() {
 
 # --------------------------------------------------------------- polling
 
+# pid_gone PID: the process has exited.
+pid_gone() {
+	! kill -0 "$1" 2>/dev/null
+}
+
 # Current time in milliseconds.
 now_ms() {
 	local us=${EPOCHREALTIME//[!0-9]/}

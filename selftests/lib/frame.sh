@@ -28,6 +28,9 @@
 #                     let it verify what it wrote; status 1 if it hangs or
 #                     OUT (its output) reports an error
 #   timed_live WHAT   wait for $CTRL to be live again, say how long it took
+#   BADTARGET         the misbehaving target (tools/badtarget): beside the
+#                     xrdma tests in an installed copy, else in the tree;
+#                     $XRDMA_BADTARGET overrides
 
 FRAME_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=ktap.sh
@@ -40,6 +43,10 @@ FRAME_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 . "$FRAME_LIB/nvme.sh"
 # shellcheck source=rig.sh
 . "$FRAME_LIB/rig.sh"
+
+BADTARGET=$FRAME_LIB/../xrdma/badtarget
+[[ -x $BADTARGET ]] || BADTARGET=$FRAME_LIB/../../tools/badtarget/badtarget
+BADTARGET=${XRDMA_BADTARGET:-$BADTARGET}
 
 TEST_CMDS=${TEST_CMDS:-}
 TEST_MODULES=${TEST_MODULES:-nvme_xrdma}

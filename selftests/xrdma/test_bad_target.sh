@@ -40,6 +40,9 @@
 #                   before their fabrics Connect, on queue 1 before the
 #                   I/O tag set exists (review M3): no crash, "bad
 #                   response" logged
+#   idle-dreq       DREQ on I/O queue 1, idle, while queue 2 connects: the
+#                   connect fails at once, not after queue 1's Connect
+#                   waited out the I/O timeout (30 s)
 #   huge-ioccsz     IOCCSZ 0x10000005, whose 16-byte units overflow 32
 #                   bits (review m11): the in-capsule size is the
 #                   device's limit, not the 16 bytes of a wrapped product
@@ -59,7 +62,7 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 . "$DIR/../lib/frame.sh"
 
 readonly TR=xrdma
-readonly BT_BIN=${XRDMA_BADTARGET:-$DIR/../../tools/badtarget/badtarget}
+readonly BT_BIN=$BADTARGET
 readonly BT_PORT=4421
 readonly BT_NQN=nqn.2026-11.io.xrdma:bad
 
@@ -71,7 +74,8 @@ readonly BT_NQN=nqn.2026-11.io.xrdma:bad
 # EIO (review M5).
 BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	inv-wrong-rkey inv-no-mr small-crqsize rej-garbage est-dreq silent
-	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz"
+	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz
+	idle-dreq"
 # shellcheck disable=SC2206 # a word list
 SCENARIOS=(${XRDMA_BAD_SCENARIOS:-$BT_DEFAULT})
 
@@ -97,10 +101,6 @@ TEST_CMDS="$BT_BIN dd cmp awk"
 test_begin $((${#SCENARIOS[@]} + 5))
 
 # ------------------------------------------------------------ helpers
-
-pid_gone() {
-	! kill -0 "$1" 2>/dev/null
-}
 
 bt_has_recovered() {
 	(($(bt_counter recoveries) >= 1))
@@ -352,16 +352,28 @@ bt_said() {
 	return 1
 }
 
-# The DREQ ends the setup at once (review m7): well before the timeout,
-# and nvme connect says why.
-sc_est_dreq() {
+# bt_reset_at_once CONNECT LIMIT: CONNECT (bt_connect_fails or
+# bt_connect_fails_fast) fails within LIMIT seconds, and nvme connect says
+# the connection was reset, not that a command timed out (review m7).
+bt_reset_at_once() {
 	local t0=$EPOCHSECONDS
-	bt_connect_fails_fast || return 1
-	((EPOCHSECONDS - t0 < 8)) || {
-		echo "the lost connection was noticed only by the timeout (m7)"
+	"$1" || return 1
+	((EPOCHSECONDS - t0 < $2)) || {
+		echo "the lost connection was noticed only by a timeout"
 		return 1
 	}
 	bt_said "Connection reset by peer"
+}
+
+# The DREQ ends the setup at once, well before the timeout.
+sc_est_dreq() {
+	bt_reset_at_once bt_connect_fails_fast 8
+}
+
+# The DREQ hits a queue with nothing in flight: the Connect the setup
+# sends on it next must fail at once too, not wait out its timeout.
+sc_idle_dreq() {
+	bt_reset_at_once bt_connect_fails 15
 }
 
 sc_silent() {

@@ -4,8 +4,11 @@
 # Tearing down under load: controller reset under verified I/O, module
 # unload with live controllers, and "rdma link delete" of the RDMA device
 # under I/O (controllers removed, outstanding I/O failed, no hang); then
-# the device is added back and xrdma connects again.  RDMA resources and
-# module references must come back to where they were.
+# the device is added back and xrdma connects again.  The device goes once
+# more while a controller is still being set up (not listed yet, its
+# fabrics Connect unanswered by tools/badtarget): the removal must not
+# wait for that Connect (review M6).  RDMA resources and module
+# references must come back to where they were.
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -13,11 +16,19 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 . "$DIR/../lib/frame.sh"
 
 readonly TR=xrdma
+readonly BT_PORT=4421
+readonly BT_NQN=nqn.2026-11.io.xrdma:silent
 CTRL=
+BT_PID=
+TEST_CMDS=$BADTARGET
 
-trap 'test_end "$TR"' EXIT
+cleanup() {
+	[[ -z $BT_PID ]] || kill -KILL "$BT_PID" 2>/dev/null
+	test_end "$TR"
+}
+trap cleanup EXIT
 
-test_begin 8
+test_begin 10
 
 # bg_fio DEV SECONDS [ARGS]: verified random writes in the background.
 bg_fio() {
@@ -109,6 +120,41 @@ t_link_back() {
 	CTRL=
 }
 
+# A connect whose Connect the target never answers, on the device that
+# is removed: rdma link delete returns in seconds, not after the admin
+# timeout, and the connect fails.
+t_link_delete_connecting() {
+	local start took cpid rc=0
+	"$BADTARGET" --port "$BT_PORT" --nqn "$BT_NQN" --scenario silent \
+		>"$TEST_TMP/bt.log" 2>&1 &
+	BT_PID=$!
+	wait_for 10 grep -q "listening on" "$TEST_TMP/bt.log" || return 1
+	NVME_TRSVCID=$BT_PORT nvme_connect "$TR" "$RIG_IP4" "$BT_NQN" \
+		>"$TEST_TMP/connect.out" 2>&1 &
+	cpid=$!
+	wait_for 20 grep -q "admin queue connected" "$TEST_TMP/bt.log" || rc=1
+	sleep 1
+	start=$(now_ms)
+	rdma link delete "$RIG_RXE" || rc=1
+	took=$(($(now_ms) - start))
+	echo "rdma link delete took $took ms"
+	((took < 10000)) || rc=1
+	wait_for 20 pid_gone "$cpid" || {
+		echo "nvme connect still blocked"
+		rc=1
+	}
+	if wait "$cpid"; then
+		echo "nvme connect succeeded"
+		rc=1
+	fi
+	sed 's/^/  /' "$TEST_TMP/connect.out"
+	wait_for 10 pid_gone "$BT_PID" || kill -KILL "$BT_PID"
+	wait "$BT_PID"
+	BT_PID=
+	sed 's/^/  /' "$TEST_TMP/bt.log"
+	return "$rc"
+}
+
 no_ctrl_left() {
 	! nvme_find_ctrl "$RIG_NQN_RAM" "$TR" >/dev/null &&
 		! nvme_find_ctrl "$RIG_NQN_NULL" "$TR" >/dev/null
@@ -123,6 +169,9 @@ ktap_run "reset_controller 3 times under verified I/O" t_reset_under_io
 ktap_run "module unload with two live controllers" t_unload_live
 ktap_run "rdma link delete under I/O removes the controller" t_link_delete
 ktap_run "device added back, xrdma connects again" t_link_back
+ktap_run "rdma link delete while a controller is set up" \
+	t_link_delete_connecting
+ktap_run "device added back again, xrdma connects" t_link_back
 ktap_run "no controller left" no_ctrl_left
 ktap_run "RDMA resources and module refs back to baseline" t_leak
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check

@@ -42,6 +42,7 @@ const char *const scenario_names[S_NR] = {
 	[S_AEN_STORM] = "aen-storm",
 	[S_DREQ_MID_IO] = "dreq-mid-io",
 	[S_HUGE_IOCCSZ] = "huge-ioccsz",
+	[S_IDLE_DREQ] = "idle-dreq",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -63,6 +64,7 @@ static const char *const scenario_help[S_NR] = {
 	[S_AEN_STORM] = "complete every AER at once, " "100 times",
 	[S_DREQ_MID_IO] = "disconnect in the middle of the first transfer of 512 KiB or more",
 	[S_HUGE_IOCCSZ] = "Identify IOCCSZ 0x10000005 (16 * IOCCSZ overflows 32 bits) and SGL offsets",
+	[S_IDLE_DREQ] = "disconnect I/O queue 1, idle, when queue 2's connect request comes",
 };
 
 
@@ -161,6 +163,29 @@ static void early_rsp(struct queue *q)
 	send_extra(q, cqe, CQE_SIZE, 0);
 }
 
+/*
+ * The host connects every I/O queue before it sends their fabrics
+ * Connects: when queue 2's request comes, queue 1 is established and has
+ * no command in flight.  Its connection goes, and nothing the host waits
+ * for fails with it.  Queue 2 is accepted half a second later, so that
+ * the host has handled the loss before it sends queue 1's Connect.
+ */
+static void idle_dreq(void)
+{
+	struct queue *q1;
+
+	for (q1 = queues; q1; q1 = q1->next) {
+		if (q1->qid != 1 || q1->cntlid >= 0 || !q1->established)
+			continue;
+		if (misbehave(S_IDLE_DREQ, "disconnecting the idle I/O queue 1")) {
+			rdma_disconnect(q1->id);
+			/* let the host act on it before queue 2 is up */
+			usleep(500 * 1000);
+		}
+		return;
+	}
+}
+
 static void connect_request(struct rdma_cm_event *ev, bool *destroy_id,
 			    struct queue **free_q)
 {
@@ -223,6 +248,8 @@ static void connect_request(struct rdma_cm_event *ev, bool *destroy_id,
 	cp.flow_control = 1;
 	dbg("queue %u: connect request, hrqsize %u hsqsize %u", q->qid,
 	    q->size, q->hsqsize);
+	if (scenario == S_IDLE_DREQ && q->qid == 2 && associations == 1)
+		idle_dreq();
 	if (rdma_accept(id, &cp)) {
 		logmsg("rdma_accept: %s", strerror(errno));
 		*free_q = q;

@@ -140,9 +140,10 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 		 * The ib_client removal callback has deleted the listed
 		 * controllers on the device.  A connect step in progress
 		 * fails at once; a controller being set up (not listed yet)
-		 * fails its setup at once and releases the device.
+		 * fails its setup at once and releases the device.  Cleared
+		 * as for a disconnect: a queue not published yet never is.
 		 */
-		if (!test_bit(XRDMA_Q_CONNECTED, &queue->flags)) {
+		if (!test_and_clear_bit(XRDMA_Q_CONNECTED, &queue->flags)) {
 			xrdma_cm_step_done(queue, -ENODEV);
 			break;
 		}

@@ -66,6 +66,8 @@ struct xrdma_queue_stats {
 	XRDMA_QUEUE_STATS(XRDMA_STAT_FIELD)
 };
 
+#define XRDMA_STAT_NR	(sizeof(struct xrdma_queue_stats) / sizeof(u64))
+
 /*
  * struct xrdma_ctrl_counters: lifetime event counters of a controller,
  * one atomic_t per entry of XRDMA_CTRL_COUNTERS().

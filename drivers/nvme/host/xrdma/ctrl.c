@@ -369,44 +369,32 @@ static int xrdma_configure_io_queues(struct xrdma_ctrl *ctrl, bool new)
 }
 
 /*
- * Build the whole association and go LIVE.  A new controller also gets its
- * tag sets; if its setup fails they go again.
- */
-/* Commands of @ctrl that ever timed out, all queue slots. */
-static u64 xrdma_ctrl_timeouts(struct xrdma_ctrl *ctrl)
-{
-	int i, nr = xrdma_ctrl_max_queues(ctrl->ctrl.opts);
-	struct xrdma_queue_stats st;
-	u64 sum = 0;
-
-	for (i = 0; i < nr; i++) {
-		xrdma_queue_stats_read(&ctrl->queues[i], &st);
-		sum += st.timeouts;
-	}
-	return sum;
-}
-
-/*
  * What nvme connect is told about a failed attempt.  The core reports an
  * ended command as -EINTR or as "aborted by host" (which the fabrics code
  * turns into -EIO): if a command timed out, the target stopped answering;
  * any other cancel came from a lost connection (xrdma_abort_work()).
  * The target's own NVMe statuses pass unchanged.
  */
-static int xrdma_setup_status(struct xrdma_ctrl *ctrl, int ret, u64 timeouts)
+static int xrdma_setup_status(struct xrdma_ctrl *ctrl, int ret)
 {
-	if (ret && xrdma_ctrl_timeouts(ctrl) != timeouts)
+	if (ret && READ_ONCE(ctrl->setup_timed_out))
 		return -ETIMEDOUT;
-	if (ret == -EINTR)
+	if (ret == -EINTR || (ret && READ_ONCE(ctrl->setup_aborted)))
 		return -ECONNRESET;
 	return ret;
 }
 
+/*
+ * Build the whole association and go LIVE.  A new controller also gets its
+ * tag sets; if its setup fails they go again.
+ */
 static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
-	u64 timeouts = xrdma_ctrl_timeouts(ctrl);
 	int ret;
+
+	WRITE_ONCE(ctrl->setup_timed_out, false);
+	WRITE_ONCE(ctrl->setup_aborted, false);
 
 	ret = xrdma_configure_admin_queue(ctrl, new);
 	if (ret)
@@ -422,6 +410,11 @@ static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 			goto out_teardown;
 	}
 
+	/* a connection lost with nothing in flight ended nothing */
+	if (READ_ONCE(ctrl->setup_aborted)) {
+		ret = -ECONNRESET;
+		goto out_teardown;
+	}
 	if (!nvme_change_ctrl_state(nctrl, NVME_CTRL_LIVE)) {
 		/* a delete won the race */
 		dev_info(nctrl->device, "not going live: controller state %d\n",
@@ -437,7 +430,7 @@ out_teardown:
 	xrdma_teardown_ctrl(ctrl, false, new);
 	/* the connections are gone: no abort can be queued after this one */
 	cancel_work_sync(&ctrl->abort_work);
-	return xrdma_setup_status(ctrl, ret, timeouts);
+	return xrdma_setup_status(ctrl, ret);
 }
 
 /* --- recovery, reconnect, reset, delete ---------------------------------- */
@@ -557,14 +550,23 @@ static void xrdma_abort_work(struct work_struct *work)
 	struct xrdma_ctrl *ctrl = container_of(work, struct xrdma_ctrl,
 					       abort_work);
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	enum nvme_ctrl_state state;
 	int qid;
 
 	/* a teardown under way does the same, and may drop the tag sets */
 	mutex_lock(&ctrl->teardown_lock);
-	if (nvme_ctrl_state(nctrl) != NVME_CTRL_CONNECTING)
+	state = nvme_ctrl_state(nctrl);
+	if (state == NVME_CTRL_LIVE) {
+		/* the setup went live before this ran: a queue is gone */
+		mutex_unlock(&ctrl->teardown_lock);
+		xrdma_error_recovery(ctrl);
+		return;
+	}
+	if (state != NVME_CTRL_CONNECTING)
 		goto out_unlock;
 	dev_info(nctrl->device,
 		 "connection failed while connecting: ending the attempt\n");
+	WRITE_ONCE(ctrl->setup_aborted, true);
 	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
 		xrdma_queue_stop(&ctrl->queues[qid]);
 	if (nctrl->tagset)

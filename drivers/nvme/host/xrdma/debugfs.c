@@ -38,35 +38,19 @@ static const char * const xrdma_stat_names[] = {
 	XRDMA_QUEUE_STATS(XRDMA_STAT_NAME)
 };
 
-#define XRDMA_STAT_NR	ARRAY_SIZE(xrdma_stat_names)
-
 /* The struct is one u64 per name: show it as an array. */
-static_assert(sizeof(struct xrdma_queue_stats) ==
-	      ARRAY_SIZE(xrdma_stat_names) * sizeof(u64));
+static_assert(ARRAY_SIZE(xrdma_stat_names) == XRDMA_STAT_NR);
 
 /* Add the counters of @queue, all CPUs, to @v. */
 static void xrdma_stats_add(struct xrdma_queue *queue, u64 *v)
 {
-	int cpu, i;
+	struct xrdma_queue_stats st;
+	const u64 *c = (const u64 *)&st;
+	int i;
 
-	for_each_possible_cpu(cpu) {
-		const u64 *c = (const u64 *)per_cpu_ptr(queue->stats, cpu);
-
-		for (i = 0; i < XRDMA_STAT_NR; i++)
-			v[i] += READ_ONCE(c[i]);
-	}
-}
-
-/**
- * xrdma_queue_stats_read() - sum a queue's counters over the CPUs
- * @queue: the queue
- * @sum: where to put the sums
- */
-void xrdma_queue_stats_read(struct xrdma_queue *queue,
-			    struct xrdma_queue_stats *sum)
-{
-	memset(sum, 0, sizeof(*sum));
-	xrdma_stats_add(queue, (u64 *)sum);
+	xrdma_queue_stats_read(queue, &st);
+	for (i = 0; i < XRDMA_STAT_NR; i++)
+		v[i] += c[i];
 }
 
 static void xrdma_stats_print(struct seq_file *m, const u64 *v)

@@ -630,3 +630,23 @@ void xrdma_queue_exit(struct xrdma_queue *queue)
 	free_percpu(queue->stats);
 	queue->stats = NULL;
 }
+
+/**
+ * xrdma_queue_stats_read() - sum a queue's counters over the CPUs
+ * @queue: the queue
+ * @sum: where to put the sums
+ */
+void xrdma_queue_stats_read(struct xrdma_queue *queue,
+			    struct xrdma_queue_stats *sum)
+{
+	u64 *v = (u64 *)sum;
+	int cpu, i;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const u64 *c = (const u64 *)per_cpu_ptr(queue->stats, cpu);
+
+		for (i = 0; i < XRDMA_STAT_NR; i++)
+			v[i] += READ_ONCE(c[i]);
+	}
+}

@@ -612,6 +612,18 @@ static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 
 	spin_lock(&queue->sq_lock);
+	if (unlikely(test_bit(XRDMA_Q_STOPPED, &queue->flags))) {
+		/*
+		 * The stop emptied the chain before this command was linked,
+		 * and the cancel that followed it did not see this command:
+		 * end it here, or it waits for its timeout.  A stopped queue
+		 * in use has lost its connection: end the setup, or recover.
+		 */
+		spin_unlock(&queue->sq_lock);
+		xrdma_end_unsent(req);
+		xrdma_connection_failed(queue->ctrl);
+		return BLK_STS_OK;
+	}
 	xrdma_count_submit(queue, req);
 	*queue->pend_tail = first;
 	queue->pend_tail = &req->send_wr.next;
@@ -692,6 +704,7 @@ static enum blk_eh_timer_return xrdma_timeout(struct request *rq)
 		 * this request.  Stop the queue first so the HCA is done with
 		 * its buffers, then complete it.
 		 */
+		WRITE_ONCE(ctrl->setup_timed_out, true);
 		xrdma_queue_stop(queue);
 		nvmf_complete_timed_out_request(rq);
 		return BLK_EH_DONE;

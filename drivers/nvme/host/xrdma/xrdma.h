@@ -239,6 +239,10 @@ struct xrdma_request {
  * @src_addr: source address (host_traddr)
  * @io_queues: I/O queues per hctx type
  * @use_inline: the target accepts in-capsule data
+ * @setup_timed_out: a command of the current setup timed out (the
+ *	attempt then fails with -ETIMEDOUT, see xrdma_setup_status())
+ * @setup_aborted: a connection of the current setup failed
+ *	(xrdma_abort_work()): the attempt fails with -ECONNRESET
  * @counters: lifetime event counters (sysfs)
  * @debugfs: this controller's debugfs directory
  * @faults: armed fault injections per kind (fault.c)
@@ -257,6 +261,8 @@ struct xrdma_ctrl {
 	struct sockaddr_storage	src_addr;
 	u32			io_queues[HCTX_MAX_TYPES];
 	bool			use_inline;
+	bool			setup_timed_out;
+	bool			setup_aborted;
 	struct xrdma_ctrl_counters counters;
 	struct dentry		*debugfs;
 	atomic_t		faults[XRDMA_FAULT_NR];
@@ -382,6 +388,8 @@ void xrdma_queue_stop(struct xrdma_queue *queue);
 int xrdma_queue_post_recv(struct xrdma_queue *queue,
 			  struct xrdma_rsp_slot *slot);
 int xrdma_queue_poll(struct xrdma_queue *queue);
+void xrdma_queue_stats_read(struct xrdma_queue *queue,
+			    struct xrdma_queue_stats *sum);
 
 /* request.c */
 extern const struct blk_mq_ops xrdma_mq_ops;
@@ -404,8 +412,6 @@ void xrdma_debugfs_ctrl_add(struct xrdma_ctrl *ctrl);
 void xrdma_debugfs_ctrl_del(struct xrdma_ctrl *ctrl);
 void xrdma_debugfs_queue_add(struct xrdma_queue *queue);
 void xrdma_debugfs_queue_del(struct xrdma_queue *queue);
-void xrdma_queue_stats_read(struct xrdma_queue *queue,
-			    struct xrdma_queue_stats *sum);
 
 /* fault.c */
 DECLARE_STATIC_KEY_FALSE(xrdma_fault_key);
