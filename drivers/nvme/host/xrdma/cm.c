@@ -378,8 +378,10 @@ bool xrdma_cm_port_up(struct xrdma_queue *queue)
  * port that is down.  The requests have already been ended, so core can
  * fail over meanwhile; only the release waits for the port, polling every
  * 100 ms for at most XRDMA_PORT_WAIT_MS, or until a delete comes in.
+ *
+ * Return: true if the port was down and is back: a reconnect may go now.
  */
-void xrdma_cm_wait_port(struct xrdma_queue *queue)
+bool xrdma_cm_wait_port(struct xrdma_queue *queue)
 {
 	struct xrdma_ctrl *ctrl = queue->ctrl;
 	unsigned long start = jiffies;
@@ -389,7 +391,7 @@ void xrdma_cm_wait_port(struct xrdma_queue *queue)
 
 	if (!test_bit(XRDMA_Q_ALLOCATED, &queue->flags) ||
 	    xrdma_cm_port_up(queue))
-		return;
+		return false;
 	dev_info(ctrl->ctrl.device,
 		 "%s port %u is down: releasing the connections once it is back (at most %d ms)\n",
 		 dev_name(&queue->cm_id->device->dev), queue->cm_id->port_num,
@@ -405,4 +407,5 @@ void xrdma_cm_wait_port(struct xrdma_queue *queue)
 	dev_info(ctrl->ctrl.device, "port %s after %u ms\n",
 		 up ? "back" : "still down",
 		 jiffies_to_msecs(jiffies - start));
+	return up;
 }

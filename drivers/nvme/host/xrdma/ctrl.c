@@ -149,11 +149,14 @@ static void xrdma_teardown_admin_queue(struct xrdma_ctrl *ctrl, bool remove)
  * the controller goes for good) if the admin queue can still carry it;
  * @remove drops the tag sets.  The queues are released last, once their
  * port can carry the DREQs (xrdma_cm_wait_port(); a removal does not wait).
+ *
+ * Return: true if the release waited for a port that is back now.
  */
-static void xrdma_teardown_ctrl(struct xrdma_ctrl *ctrl, bool disable,
+static bool xrdma_teardown_ctrl(struct xrdma_ctrl *ctrl, bool disable,
 				bool remove)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	bool port_back = false;
 	int qid;
 
 	nvme_stop_keep_alive(nctrl);
@@ -166,11 +169,12 @@ static void xrdma_teardown_ctrl(struct xrdma_ctrl *ctrl, bool disable,
 	xrdma_teardown_admin_queue(ctrl, remove);
 
 	if (!remove)
-		xrdma_cm_wait_port(&ctrl->queues[0]);
+		port_back = xrdma_cm_wait_port(&ctrl->queues[0]);
 	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
 		xrdma_queue_free(&ctrl->queues[qid]);
 	mutex_unlock(&ctrl->teardown_lock);
 	nvme_auth_stop(nctrl);
+	return port_back;
 }
 
 /* --- setup --------------------------------------------------------------- */
@@ -375,11 +379,11 @@ static int xrdma_configure_io_queues(struct xrdma_ctrl *ctrl, bool new)
  * any other cancel came from a lost connection (xrdma_abort_work()).
  * The target's own NVMe statuses pass unchanged.
  */
-static int xrdma_setup_status(struct xrdma_ctrl *ctrl, int ret)
+static int xrdma_setup_status(struct xrdma_ctrl *ctrl, int ret, bool aborted)
 {
 	if (ret && READ_ONCE(ctrl->setup_timed_out))
 		return -ETIMEDOUT;
-	if (ret == -EINTR || (ret && READ_ONCE(ctrl->setup_aborted)))
+	if (ret == -EINTR || (ret && aborted))
 		return -ECONNRESET;
 	return ret;
 }
@@ -391,6 +395,7 @@ static int xrdma_setup_status(struct xrdma_ctrl *ctrl, int ret)
 static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	bool aborted;
 	int ret;
 
 	WRITE_ONCE(ctrl->setup_timed_out, false);
@@ -427,18 +432,22 @@ static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 	return 0;
 
 out_teardown:
+	/* an abort the teardown's own stops may queue is no cause */
+	aborted = READ_ONCE(ctrl->setup_aborted);
 	xrdma_teardown_ctrl(ctrl, false, new);
 	/* the connections are gone: no abort can be queued after this one */
 	cancel_work_sync(&ctrl->abort_work);
-	return xrdma_setup_status(ctrl, ret);
+	return xrdma_setup_status(ctrl, ret, aborted);
 }
 
 /* --- recovery, reconnect, reset, delete ---------------------------------- */
 
-static void xrdma_schedule_reconnect(struct xrdma_ctrl *ctrl, int status)
+/* @now: the path is known to be back, skip reconnect_delay */
+static void xrdma_schedule_reconnect(struct xrdma_ctrl *ctrl, int status,
+				     bool now)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
-	unsigned int delay = nctrl->opts->reconnect_delay;
+	unsigned int delay = now ? 0 : nctrl->opts->reconnect_delay;
 	int limit = nctrl->opts->max_reconnects;
 
 	if (nvme_ctrl_state(nctrl) != NVME_CTRL_CONNECTING)
@@ -503,7 +512,7 @@ static void xrdma_reconnect_ctrl(struct xrdma_ctrl *ctrl,
 		dev_info(nctrl->device, "%s attempt %d failed: %d\n", what,
 			 nctrl->nr_reconnects, ret);
 		xrdma_schedule_reconnect(ctrl,
-					 xrdma_reconnect_status(ctrl, ret));
+					 xrdma_reconnect_status(ctrl, ret), false);
 		return;
 	}
 	if (nctrl->nr_reconnects)
@@ -527,16 +536,17 @@ static void xrdma_err_work(struct work_struct *work)
 {
 	struct xrdma_ctrl *ctrl = container_of(work, struct xrdma_ctrl,
 					       err_work);
+	bool port_back;
 
 	xrdma_count(ctrl, recoveries);
 	trace_xrdma_state(ctrl, XRDMA_EV_ERROR_RECOVERY);
 	dev_warn(ctrl->ctrl.device, "starting error recovery (#%d)\n",
 		 atomic_read(&ctrl->counters.recoveries));
 
-	xrdma_teardown_ctrl(ctrl, false, false);
+	port_back = xrdma_teardown_ctrl(ctrl, false, false);
 	/* a delete that came in meanwhile owns the controller now */
 	if (nvme_change_ctrl_state(&ctrl->ctrl, NVME_CTRL_CONNECTING))
-		xrdma_schedule_reconnect(ctrl, 0);
+		xrdma_schedule_reconnect(ctrl, 0, port_back);
 }
 
 /*
@@ -644,8 +654,9 @@ static bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts)
 }
 
 /* Is any queue of @ctrl bound to @ibdev?  Call with xrdma_ctrl_mutex. */
+/* Whether a queue of @ctrl is on @ibdev (and on @port, unless it is 0). */
 static bool xrdma_ctrl_uses_device(struct xrdma_ctrl *ctrl,
-				   struct ib_device *ibdev)
+				   struct ib_device *ibdev, u32 port)
 {
 	int qid, count = READ_ONCE(ctrl->ctrl.queue_count);
 	bool found = false;
@@ -656,7 +667,8 @@ static bool xrdma_ctrl_uses_device(struct xrdma_ctrl *ctrl,
 		/* stop_lock keeps the queue from being released meanwhile */
 		mutex_lock(&queue->stop_lock);
 		found = test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
-			queue->cm_id->device == ibdev;
+			queue->cm_id->device == ibdev &&
+			(!port || queue->cm_id->port_num == port);
 		mutex_unlock(&queue->stop_lock);
 	}
 	return found;
@@ -674,7 +686,7 @@ void xrdma_delete_ctrls(struct ib_device *ibdev)
 
 	mutex_lock(&xrdma_ctrl_mutex);
 	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
-		if (ibdev && !xrdma_ctrl_uses_device(ctrl, ibdev))
+		if (ibdev && !xrdma_ctrl_uses_device(ctrl, ibdev, 0))
 			continue;
 		if (ibdev)
 			dev_info(ctrl->ctrl.device,
@@ -686,6 +698,47 @@ void xrdma_delete_ctrls(struct ib_device *ibdev)
 	mutex_unlock(&xrdma_ctrl_mutex);
 	if (any)
 		flush_workqueue(nvme_delete_wq);
+}
+
+/**
+ * xrdma_port_event() - react at once to an RDMA port going down or up
+ * @ibdev: the device
+ * @port: the port
+ * @up: the port is ACTIVE again
+ *
+ * Down: a live controller with a queue on that port starts error recovery
+ * now instead of when a retry-exceeded completion, a command timeout or
+ * keep-alive tells it, seconds later.  Up: a controller sleeping out its
+ * reconnect_delay tries now.  Which device a reconnect will resolve to is
+ * not known before it resolves: every waiting controller tries, and one
+ * that fails waits its delay again.
+ */
+void xrdma_port_event(struct ib_device *ibdev, u32 port, bool up)
+{
+	struct xrdma_ctrl *ctrl;
+
+	mutex_lock(&xrdma_ctrl_mutex);
+	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
+		struct nvme_ctrl *nctrl = &ctrl->ctrl;
+
+		if (up) {
+			/* only a reconnect that is waiting, not running */
+			if (!cancel_delayed_work(&ctrl->reconnect_work))
+				continue;
+			dev_info(nctrl->device,
+				 "%s port %u is active: reconnecting now\n",
+				 dev_name(&ibdev->dev), port);
+			queue_delayed_work(nvme_wq, &ctrl->reconnect_work, 0);
+			continue;
+		}
+		if (nvme_ctrl_state(nctrl) != NVME_CTRL_LIVE ||
+		    !xrdma_ctrl_uses_device(ctrl, ibdev, port))
+			continue;
+		dev_warn(nctrl->device, "%s port %u is down: recovering\n",
+			 dev_name(&ibdev->dev), port);
+		xrdma_error_recovery(ctrl);
+	}
+	mutex_unlock(&xrdma_ctrl_mutex);
 }
 
 /* --- creation ------------------------------------------------------------ */

@@ -5,6 +5,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
 #include "xrdma.h"
@@ -45,13 +46,43 @@ module_param(transport_name, charp, 0444);
 MODULE_PARM_DESC(transport_name,
 		 "fabrics transport name to register (default xrdma; \"rdma\" makes this a drop-in for nvme-rdma)");
 
+/* Port state changes of every RDMA device, in process context (ib_wq). */
+static void xrdma_ib_event(struct ib_event_handler *handler,
+			   struct ib_event *ev)
+{
+	switch (ev->event) {
+	case IB_EVENT_PORT_ERR:
+		xrdma_port_event(ev->device, ev->element.port_num, false);
+		break;
+	case IB_EVENT_PORT_ACTIVE:
+		xrdma_port_event(ev->device, ev->element.port_num, true);
+		break;
+	default:
+		break;
+	}
+}
+
+static struct ib_client xrdma_ib_client;
+
 static int xrdma_add_one(struct ib_device *ibdev)
 {
+	struct ib_event_handler *handler;
+
+	handler = kzalloc(sizeof(*handler), GFP_KERNEL);
+	if (!handler)
+		return -ENOMEM;
+	INIT_IB_EVENT_HANDLER(handler, ibdev, xrdma_ib_event);
+	ib_register_event_handler(handler);
+	ib_set_client_data(ibdev, &xrdma_ib_client, handler);
 	return 0;
 }
 
 static void xrdma_remove_one(struct ib_device *ibdev, void *client_data)
 {
+	struct ib_event_handler *handler = client_data;
+
+	ib_unregister_event_handler(handler);
+	kfree(handler);
 	xrdma_delete_ctrls(ibdev);
 }
 

@@ -27,11 +27,19 @@ static void xrdma_wr_error(struct xrdma_queue *queue, struct ib_wc *wc,
 	struct xrdma_ctrl *ctrl = queue->ctrl;
 
 	xrdma_stat_inc(queue, wr_errors);
-	/* flushes are the echo of a stop, not news */
-	if (wc->status != IB_WC_WR_FLUSH_ERR &&
-	    nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE)
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		/*
+		 * The echo of a stop, or of a connection the CM gave up
+		 * before it was published (a reject moves the QP to the
+		 * error state): the news came another way.
+		 */
+		if (!test_bit(XRDMA_Q_ALLOCATED, &queue->flags) ||
+		    test_bit(XRDMA_Q_STOPPED, &queue->flags))
+			return;
+	} else if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE) {
 		xrdma_qinfo_rl(queue, "%s failed: %s (%d)\n", what,
 			       ib_wc_status_msg(wc->status), wc->status);
+	}
 	xrdma_connection_failed(ctrl);
 }
 

@@ -376,7 +376,7 @@ int xrdma_cm_establish(struct xrdma_queue *queue);
 void xrdma_cm_disconnect(struct xrdma_queue *queue);
 void xrdma_cm_destroy_id(struct xrdma_queue *queue);
 bool xrdma_cm_port_up(struct xrdma_queue *queue);
-void xrdma_cm_wait_port(struct xrdma_queue *queue);
+bool xrdma_cm_wait_port(struct xrdma_queue *queue);
 
 /* queue.c */
 int xrdma_queue_init(struct xrdma_ctrl *ctrl, int qid);
@@ -401,6 +401,7 @@ void xrdma_submit_async_event(struct nvme_ctrl *nctrl);
 extern struct nvmf_transport_ops xrdma_transport;
 void xrdma_set_transport_name(const char *name);
 void xrdma_delete_ctrls(struct ib_device *ibdev);
+void xrdma_port_event(struct ib_device *ibdev, u32 port, bool up);
 
 /* sysfs.c */
 extern const struct attribute_group *xrdma_dev_attr_groups[];
