@@ -13,12 +13,15 @@
  * error state for good, and no connection through that device can be made
  * again until it is re-created.  So no connect request, no DREQ and no CM id
  * destruction (which sends a DREQ) goes out while xrdma_cm_port_up() says
- * false; xrdma_cm_wait_port() holds a release back until the port is back.
+ * false; xrdma_cm_wait_port() holds a release back until the port is back,
+ * and a CM id released while its port is down anyway (a delete, a failed
+ * attempt, a wait that ran out) is parked until it is (xrdma_cm_park()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 
@@ -106,6 +109,10 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 {
 	struct xrdma_queue *queue = cm_id->context;
 	int ret;
+
+	/* a parked id (xrdma_cm_park()) is no longer its queue's */
+	if (READ_ONCE(queue->cm_id) != cm_id)
+		return 0;
 
 	trace_xrdma_cm_event(queue, ev->event, ev->status);
 	xrdma_qdbg(queue, "cm event %s (%d), status %d\n",
@@ -225,14 +232,138 @@ int xrdma_cm_create_id(struct xrdma_queue *queue)
 	return 0;
 }
 
+/*
+ * A CM id whose port went down: destroying it would send a DREQ through
+ * that port.  It waits here, without its QP, until the port is active,
+ * the device goes away or XRDMA_PARK_MS passed.  The reference on the
+ * controller keeps the queue slot, the id's event context, in memory; the
+ * event handler ignores an id that is no longer its queue's.
+ */
+struct xrdma_parked_id {
+	struct list_head	entry;
+	struct rdma_cm_id	*cm_id;
+	struct nvme_ctrl	*ctrl;
+	unsigned long		deadline;
+};
+
+#define XRDMA_PARK_MS		60000
+
+static LIST_HEAD(xrdma_parked_ids);
+static DEFINE_MUTEX(xrdma_parked_mutex);
+static void xrdma_parked_work_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(xrdma_parked_work, xrdma_parked_work_fn);
+
+/* Whether @cm_id's port can carry CM messages now (true if unknown). */
+static bool xrdma_cm_id_port_up(struct rdma_cm_id *cm_id)
+{
+	enum ib_port_state state;
+
+	/*
+	 * The cached state, updated by ib_core on every port event: asking
+	 * the driver (ib_query_port()) takes the RTNL on RoCE devices and
+	 * makes rxe log the link speed each time.
+	 */
+	if (!cm_id || !cm_id->device ||
+	    ib_get_cached_port_state(cm_id->device, cm_id->port_num, &state))
+		return true;
+	return state == IB_PORT_ACTIVE;
+}
+
+/**
+ * xrdma_cm_release_parked() - destroy parked CM ids whose time has come
+ * @ibdev: only those on this device, or any if NULL
+ * @force: all of them, whatever their port's state
+ *
+ * Without @force, an id goes once its port is active or its deadline has
+ * passed; the work looks again while any is left.
+ */
+void xrdma_cm_release_parked(struct ib_device *ibdev, bool force)
+{
+	struct xrdma_parked_id *p, *tmp;
+	LIST_HEAD(done);
+
+	mutex_lock(&xrdma_parked_mutex);
+	list_for_each_entry_safe(p, tmp, &xrdma_parked_ids, entry) {
+		if (ibdev && p->cm_id->device != ibdev)
+			continue;
+		if (!force && !xrdma_cm_id_port_up(p->cm_id) &&
+		    time_before(jiffies, p->deadline))
+			continue;
+		list_move(&p->entry, &done);
+	}
+	if (!list_empty(&xrdma_parked_ids))
+		queue_delayed_work(system_wq, &xrdma_parked_work, HZ / 2);
+	mutex_unlock(&xrdma_parked_mutex);
+
+	list_for_each_entry_safe(p, tmp, &done, entry) {
+		rdma_destroy_id(p->cm_id);
+		nvme_put_ctrl(p->ctrl);
+		kfree(p);
+	}
+}
+
+static void xrdma_parked_work_fn(struct work_struct *work)
+{
+	xrdma_cm_release_parked(NULL, false);
+}
+
+/**
+ * xrdma_cm_port_active() - a port is back: release what waits for it now
+ */
+void xrdma_cm_port_active(void)
+{
+	mod_delayed_work(system_wq, &xrdma_parked_work, 0);
+}
+
+/**
+ * xrdma_cm_exit() - release every parked CM id (module unload)
+ *
+ * Called once no device is left to us: nothing can park or kick any more.
+ */
+void xrdma_cm_exit(void)
+{
+	cancel_delayed_work_sync(&xrdma_parked_work);
+	xrdma_cm_release_parked(NULL, true);
+	cancel_delayed_work_sync(&xrdma_parked_work);
+}
+
+/* Park @queue's CM id, or destroy it if that is not possible. */
+static void xrdma_cm_park(struct xrdma_queue *queue)
+{
+	struct xrdma_parked_id *p = kzalloc(sizeof(*p), GFP_NOIO);
+	struct xrdma_ctrl *ctrl = queue->ctrl;
+
+	if (!p) {
+		rdma_destroy_id(queue->cm_id);
+		return;
+	}
+	p->cm_id = queue->cm_id;
+	p->ctrl = &ctrl->ctrl;
+	p->deadline = jiffies + msecs_to_jiffies(XRDMA_PARK_MS);
+	nvme_get_ctrl(p->ctrl);
+	dev_info(ctrl->ctrl.device,
+		 "queue %d: %s port %u is down: its connection is released once the port is back\n",
+		 queue->qid, dev_name(&p->cm_id->device->dev),
+		 p->cm_id->port_num);
+	mutex_lock(&xrdma_parked_mutex);
+	list_add_tail(&p->entry, &xrdma_parked_ids);
+	queue_delayed_work(system_wq, &xrdma_parked_work, HZ / 2);
+	mutex_unlock(&xrdma_parked_mutex);
+}
+
 /**
  * xrdma_cm_destroy_id() - release the CM id of a queue
  * @queue: queue whose QP is already destroyed
+ *
+ * Through a port that is down the id is parked instead (see above).
  */
 void xrdma_cm_destroy_id(struct xrdma_queue *queue)
 {
-	rdma_destroy_id(queue->cm_id);
-	queue->cm_id = NULL;
+	if (queue->cm_id->device && !xrdma_cm_id_port_up(queue->cm_id))
+		xrdma_cm_park(queue);
+	else
+		rdma_destroy_id(queue->cm_id);
+	WRITE_ONCE(queue->cm_id, NULL);
 }
 
 /**
@@ -356,18 +487,7 @@ void xrdma_cm_disconnect(struct xrdma_queue *queue)
  */
 bool xrdma_cm_port_up(struct xrdma_queue *queue)
 {
-	enum ib_port_state state;
-
-	/*
-	 * The cached state, updated by ib_core on every port event: asking
-	 * the driver (ib_query_port()) takes the RTNL on RoCE devices and
-	 * makes rxe log the link speed each time.
-	 */
-	if (!queue->cm_id || !queue->cm_id->device ||
-	    ib_get_cached_port_state(queue->cm_id->device,
-				     queue->cm_id->port_num, &state))
-		return true;
-	return state == IB_PORT_ACTIVE;
+	return xrdma_cm_id_port_up(queue->cm_id);
 }
 
 /**

@@ -48,51 +48,12 @@ static bool xrdma_ctrl_list_del(struct xrdma_ctrl *ctrl)
 	return listed;
 }
 
-/*
- * Slots in ctrl->queues: every queue the options could ever ask for.  The
- * count of I/O queues asked for at connect time is clamped to the CPUs
- * online then (nvmf_nr_io_queues()), which may be more on a reconnect
- * than at creation; it never exceeds the possible CPUs.
- */
-static int xrdma_ctrl_max_queues(struct nvmf_ctrl_options *opts)
-{
-	return min(opts->nr_io_queues, nr_cpu_ids) +
-	       min(opts->nr_write_queues, nr_cpu_ids) +
-	       min(opts->nr_poll_queues, nr_cpu_ids) + 1;
-}
-
-/* Undo xrdma_alloc_queues() for the first @nr slots. */
-static void xrdma_free_queues(struct xrdma_ctrl *ctrl, int nr)
-{
-	while (nr--)
-		xrdma_queue_exit(&ctrl->queues[nr]);
-	kfree(ctrl->queues);
-}
-
-static int xrdma_alloc_queues(struct xrdma_ctrl *ctrl)
-{
-	int nr = xrdma_ctrl_max_queues(ctrl->ctrl.opts);
-	int qid, ret;
-
-	ctrl->queues = kcalloc(nr, sizeof(*ctrl->queues), GFP_KERNEL);
-	if (!ctrl->queues)
-		return -ENOMEM;
-	for (qid = 0; qid < nr; qid++) {
-		ret = xrdma_queue_init(ctrl, qid);
-		if (ret) {
-			xrdma_free_queues(ctrl, qid);
-			return ret;
-		}
-	}
-	return 0;
-}
-
 static void xrdma_free_ctrl(struct nvme_ctrl *nctrl)
 {
 	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(nctrl);
 
 	xrdma_debugfs_ctrl_del(ctrl);
-	xrdma_free_queues(ctrl, xrdma_ctrl_max_queues(nctrl->opts));
+	xrdma_queues_free(ctrl);
 	/* fabrics frees the options of a controller that failed creation */
 	if (xrdma_ctrl_list_del(ctrl))
 		nvmf_free_options(nctrl->opts);
@@ -155,6 +116,7 @@ static void xrdma_teardown_admin_queue(struct xrdma_ctrl *ctrl, bool remove)
 static bool xrdma_teardown_ctrl(struct xrdma_ctrl *ctrl, bool disable,
 				bool remove)
 {
+	unsigned int shutdown_tmo = msecs_to_jiffies(XRDMA_SHUTDOWN_MS);
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 	bool port_back = false;
 	int qid;
@@ -164,8 +126,15 @@ static bool xrdma_teardown_ctrl(struct xrdma_ctrl *ctrl, bool disable,
 
 	mutex_lock(&ctrl->teardown_lock);
 	xrdma_teardown_io_queues(ctrl, remove);
-	if (disable && test_bit(XRDMA_Q_LIVE, &ctrl->queues[0].flags))
+	if (disable && test_bit(XRDMA_Q_LIVE, &ctrl->queues[0].flags)) {
+		/* a target that stopped answering must not hold a delete */
+		if (remove)
+			queue_delayed_work(nvme_wq, &ctrl->shutdown_work,
+					   shutdown_tmo);
 		nvme_disable_ctrl(nctrl, remove);
+		if (remove)
+			cancel_delayed_work_sync(&ctrl->shutdown_work);
+	}
 	xrdma_teardown_admin_queue(ctrl, remove);
 
 	if (!remove)
@@ -561,7 +530,6 @@ static void xrdma_abort_work(struct work_struct *work)
 					       abort_work);
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 	enum nvme_ctrl_state state;
-	int qid;
 
 	/* a teardown under way does the same, and may drop the tag sets */
 	mutex_lock(&ctrl->teardown_lock);
@@ -577,12 +545,7 @@ static void xrdma_abort_work(struct work_struct *work)
 	dev_info(nctrl->device,
 		 "connection failed while connecting: ending the attempt\n");
 	WRITE_ONCE(ctrl->setup_aborted, true);
-	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
-		xrdma_queue_stop(&ctrl->queues[qid]);
-	if (nctrl->tagset)
-		nvme_cancel_tagset(nctrl);
-	if (nctrl->admin_tagset)
-		nvme_cancel_admin_tagset(nctrl);
+	xrdma_queues_end_all(ctrl);
 out_unlock:
 	mutex_unlock(&ctrl->teardown_lock);
 }
@@ -602,11 +565,16 @@ static void xrdma_reset_work(struct work_struct *work)
 static void xrdma_stop_ctrl(struct nvme_ctrl *nctrl)
 {
 	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(nctrl);
+	enum nvme_ctrl_state state = nvme_ctrl_state(nctrl);
 
 	/* recovery may still schedule a reconnect: let it finish first */
 	flush_work(&ctrl->err_work);
 	cancel_delayed_work_sync(&ctrl->reconnect_work);
 	cancel_work_sync(&ctrl->abort_work);
+	/* core now removes the namespaces, which waits for their I/O */
+	if (state == NVME_CTRL_DELETING || state == NVME_CTRL_DELETING_NOIO)
+		queue_delayed_work(nvme_wq, &ctrl->delete_work,
+				   msecs_to_jiffies(XRDMA_DELETE_GRACE_MS));
 }
 
 /* core: namespaces are gone; shut the controller down for good */
@@ -615,6 +583,7 @@ static void xrdma_delete_ctrl(struct nvme_ctrl *nctrl)
 	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(nctrl);
 
 	trace_xrdma_state(ctrl, XRDMA_EV_DELETE);
+	cancel_delayed_work_sync(&ctrl->delete_work);
 	xrdma_teardown_ctrl(ctrl, true, true);
 }
 
@@ -801,6 +770,8 @@ static struct xrdma_ctrl *xrdma_alloc_ctrl(struct nvmf_ctrl_options *opts)
 	INIT_DELAYED_WORK(&ctrl->reconnect_work, xrdma_reconnect_work);
 	INIT_WORK(&ctrl->err_work, xrdma_err_work);
 	INIT_WORK(&ctrl->abort_work, xrdma_abort_work);
+	INIT_DELAYED_WORK(&ctrl->delete_work, xrdma_delete_work);
+	INIT_DELAYED_WORK(&ctrl->shutdown_work, xrdma_shutdown_work);
 	mutex_init(&ctrl->teardown_lock);
 	INIT_WORK(&ctrl->ctrl.reset_work, xrdma_reset_work);
 
@@ -809,7 +780,7 @@ static struct xrdma_ctrl *xrdma_alloc_ctrl(struct nvmf_ctrl_options *opts)
 	ctrl->ctrl.sqsize = opts->queue_size - 1;
 	ctrl->ctrl.kato = opts->kato;
 
-	ret = xrdma_alloc_queues(ctrl);
+	ret = xrdma_queues_alloc(ctrl);
 	if (ret)
 		goto out_destroy_lock;
 	return ctrl;
@@ -833,7 +804,7 @@ static struct nvme_ctrl *xrdma_create_ctrl(struct device *dev,
 
 	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &xrdma_ctrl_ops, 0);
 	if (ret) {
-		xrdma_free_queues(ctrl, xrdma_ctrl_max_queues(opts));
+		xrdma_queues_free(ctrl);
 		mutex_destroy(&ctrl->teardown_lock);
 		kfree(ctrl);
 		return ERR_PTR(ret);

@@ -55,6 +55,7 @@ static void xrdma_ib_event(struct ib_event_handler *handler,
 		xrdma_port_event(ev->device, ev->element.port_num, false);
 		break;
 	case IB_EVENT_PORT_ACTIVE:
+		xrdma_cm_port_active();
 		xrdma_port_event(ev->device, ev->element.port_num, true);
 		break;
 	default:
@@ -84,6 +85,8 @@ static void xrdma_remove_one(struct ib_device *ibdev, void *client_data)
 	ib_unregister_event_handler(handler);
 	kfree(handler);
 	xrdma_delete_ctrls(ibdev);
+	/* rdma_cm's removal, after ours, waits for every id on the device */
+	xrdma_cm_release_parked(ibdev, true);
 }
 
 static struct ib_client xrdma_ib_client = {
@@ -128,6 +131,7 @@ static void __exit xrdma_exit(void)
 	nvmf_unregister_transport(&xrdma_transport);
 	xrdma_delete_ctrls(NULL);
 	ib_unregister_client(&xrdma_ib_client);
+	xrdma_cm_exit();
 	xrdma_debugfs_exit();
 }
 

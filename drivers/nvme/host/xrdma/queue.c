@@ -595,14 +595,8 @@ void xrdma_queue_free(struct xrdma_queue *queue)
 	mutex_unlock(&queue->stop_lock);
 }
 
-/**
- * xrdma_queue_init() - prepare a queue slot for the life of its controller
- * @ctrl: the controller
- * @qid: index of the slot in ctrl->queues
- *
- * Return: 0 or -ENOMEM.
- */
-int xrdma_queue_init(struct xrdma_ctrl *ctrl, int qid)
+/* Prepare a queue slot for the life of its controller: 0 or -ENOMEM. */
+static int xrdma_queue_init(struct xrdma_ctrl *ctrl, int qid)
 {
 	struct xrdma_queue *queue = &ctrl->queues[qid];
 
@@ -620,33 +614,84 @@ int xrdma_queue_init(struct xrdma_ctrl *ctrl, int qid)
 	return 0;
 }
 
-/**
- * xrdma_queue_exit() - undo xrdma_queue_init() on a freed queue
- * @queue: the queue slot
- */
-void xrdma_queue_exit(struct xrdma_queue *queue)
+/* Undo xrdma_queue_init() on a freed queue. */
+static void xrdma_queue_exit(struct xrdma_queue *queue)
 {
 	mutex_destroy(&queue->stop_lock);
 	free_percpu(queue->stats);
 	queue->stats = NULL;
 }
 
-/**
- * xrdma_queue_stats_read() - sum a queue's counters over the CPUs
- * @queue: the queue
- * @sum: where to put the sums
+/*
+ * Slots in ctrl->queues: every queue the options could ever ask for.  The
+ * count of I/O queues asked for at connect time is clamped to the CPUs
+ * online then (nvmf_nr_io_queues()), which may be more on a reconnect
+ * than at creation; it never exceeds the possible CPUs.
  */
-void xrdma_queue_stats_read(struct xrdma_queue *queue,
-			    struct xrdma_queue_stats *sum)
+static int xrdma_queues_max(struct nvmf_ctrl_options *opts)
 {
-	u64 *v = (u64 *)sum;
-	int cpu, i;
+	return min(opts->nr_io_queues, nr_cpu_ids) +
+	       min(opts->nr_write_queues, nr_cpu_ids) +
+	       min(opts->nr_poll_queues, nr_cpu_ids) + 1;
+}
 
-	memset(sum, 0, sizeof(*sum));
-	for_each_possible_cpu(cpu) {
-		const u64 *c = (const u64 *)per_cpu_ptr(queue->stats, cpu);
+/**
+ * xrdma_queues_free() - free a controller's queue array
+ * @ctrl: the controller, every queue freed
+ */
+void xrdma_queues_free(struct xrdma_ctrl *ctrl)
+{
+	int nr = xrdma_queues_max(ctrl->ctrl.opts);
 
-		for (i = 0; i < XRDMA_STAT_NR; i++)
-			v[i] += READ_ONCE(c[i]);
+	while (nr--)
+		xrdma_queue_exit(&ctrl->queues[nr]);
+	kfree(ctrl->queues);
+	ctrl->queues = NULL;
+}
+
+/**
+ * xrdma_queues_alloc() - a new controller's queue array, every slot ready
+ * @ctrl: the controller, its options set
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int xrdma_queues_alloc(struct xrdma_ctrl *ctrl)
+{
+	int nr = xrdma_queues_max(ctrl->ctrl.opts);
+	int qid, ret;
+
+	ctrl->queues = kcalloc(nr, sizeof(*ctrl->queues), GFP_KERNEL);
+	if (!ctrl->queues)
+		return -ENOMEM;
+	for (qid = 0; qid < nr; qid++) {
+		ret = xrdma_queue_init(ctrl, qid);
+		if (ret)
+			goto out_exit;
 	}
+	return 0;
+
+out_exit:
+	while (qid--)
+		xrdma_queue_exit(&ctrl->queues[qid]);
+	kfree(ctrl->queues);
+	ctrl->queues = NULL;
+	return ret;
+}
+
+/**
+ * xrdma_queues_end_all() - stop every queue and end every command
+ * @ctrl: the controller; its teardown_lock held, so the tag sets stay
+ */
+void xrdma_queues_end_all(struct xrdma_ctrl *ctrl)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	int qid;
+
+	lockdep_assert_held(&ctrl->teardown_lock);
+	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
+		xrdma_queue_stop(&ctrl->queues[qid]);
+	if (nctrl->tagset)
+		nvme_cancel_tagset(nctrl);
+	if (nctrl->admin_tagset)
+		nvme_cancel_admin_tagset(nctrl);
 }

@@ -30,6 +30,8 @@
 #define XRDMA_STALE_RETRIES	5	/* quick retries of a stale-conn reject */
 #define XRDMA_STALE_DELAY_MS	20
 #define XRDMA_PORT_WAIT_MS	10000	/* teardown held for a down port */
+#define XRDMA_SHUTDOWN_MS	1000	/* a delete's shutdown, at most */
+#define XRDMA_DELETE_GRACE_MS	1000	/* a delete waits for commands */
 #define XRDMA_DRAIN_MS		5000	/* bounded QP drain */
 #define XRDMA_MAX_FR_PAGES	256	/* 1 MiB per I/O with 4 KiB pages */
 #define XRDMA_MAX_INLINE_SGE	16	/* in-capsule data segments */
@@ -232,6 +234,8 @@ struct xrdma_request {
  * @admin_tag_set: admin tag set
  * @err_work: error recovery
  * @abort_work: fails the commands of a setup whose connection failed
+ * @delete_work: ends the commands a deletion would wait for in vain
+ * @shutdown_work: ends a deletion's shutdown the target does not answer
  * @teardown_lock: serialises a teardown with @abort_work
  * @reconnect_work: delayed reconnect attempt
  * @entry: link in the controller list (xrdma_ctrl_mutex)
@@ -254,6 +258,8 @@ struct xrdma_ctrl {
 	struct blk_mq_tag_set	admin_tag_set;
 	struct work_struct	err_work;
 	struct work_struct	abort_work;
+	struct delayed_work	delete_work;
+	struct delayed_work	shutdown_work;
 	struct mutex		teardown_lock;	/* see kernel-doc */
 	struct delayed_work	reconnect_work;
 	struct list_head	entry;
@@ -330,6 +336,22 @@ static inline void xrdma_connection_failed(struct xrdma_ctrl *ctrl)
 		xrdma_error_recovery(ctrl);
 }
 
+/* Sum @queue's data-path counters over the CPUs into @sum. */
+static inline void xrdma_queue_stats_read(struct xrdma_queue *queue,
+					  struct xrdma_queue_stats *sum)
+{
+	u64 *v = (u64 *)sum;
+	int cpu, i;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const u64 *c = (const u64 *)per_cpu_ptr(queue->stats, cpu);
+
+		for (i = 0; i < XRDMA_STAT_NR; i++)
+			v[i] += READ_ONCE(c[i]);
+	}
+}
+
 /* Empty the chain of work requests waiting for the next doorbell. */
 static inline void xrdma_queue_pend_reset(struct xrdma_queue *queue)
 {
@@ -377,10 +399,14 @@ void xrdma_cm_disconnect(struct xrdma_queue *queue);
 void xrdma_cm_destroy_id(struct xrdma_queue *queue);
 bool xrdma_cm_port_up(struct xrdma_queue *queue);
 bool xrdma_cm_wait_port(struct xrdma_queue *queue);
+void xrdma_cm_release_parked(struct ib_device *ibdev, bool force);
+void xrdma_cm_port_active(void);
+void xrdma_cm_exit(void);
 
 /* queue.c */
-int xrdma_queue_init(struct xrdma_ctrl *ctrl, int qid);
-void xrdma_queue_exit(struct xrdma_queue *queue);
+int xrdma_queues_alloc(struct xrdma_ctrl *ctrl);
+void xrdma_queues_free(struct xrdma_ctrl *ctrl);
+void xrdma_queues_end_all(struct xrdma_ctrl *ctrl);
 int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size);
 void xrdma_queue_free(struct xrdma_queue *queue);
 int xrdma_queue_start(struct xrdma_queue *queue);
@@ -388,14 +414,14 @@ void xrdma_queue_stop(struct xrdma_queue *queue);
 int xrdma_queue_post_recv(struct xrdma_queue *queue,
 			  struct xrdma_rsp_slot *slot);
 int xrdma_queue_poll(struct xrdma_queue *queue);
-void xrdma_queue_stats_read(struct xrdma_queue *queue,
-			    struct xrdma_queue_stats *sum);
 
 /* request.c */
 extern const struct blk_mq_ops xrdma_mq_ops;
 extern const struct blk_mq_ops xrdma_admin_mq_ops;
 void xrdma_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 void xrdma_submit_async_event(struct nvme_ctrl *nctrl);
+void xrdma_delete_work(struct work_struct *work);
+void xrdma_shutdown_work(struct work_struct *work);
 
 /* ctrl.c */
 extern struct nvmf_transport_ops xrdma_transport;

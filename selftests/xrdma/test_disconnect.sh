@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Disconnect in bounded time: "nvme disconnect" of a controller whose
+# path is gone returns within 2 s, leaves nothing behind and does not
+# break the rxe device for the next connection:
+#
+#   reconnecting  the target's port dropped the subsystem: the controller
+#                 sleeps between reconnect attempts
+#   dead target   tools/badtarget (ports 4421, 4422) stopped with SIGSTOP:
+#                 rxe still acks every packet, no command is answered any
+#                 more; a read in flight, or the shutdown, would hold the
+#                 deletion for its timeout
+#   link down     the rxe netdev is down
+#
+# XRDMA_DISC_TR=rdma measures the in-kernel host the same way (times
+# printed, no limit enforced).
+
+set -u
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
+
+readonly TR=${XRDMA_DISC_TR:-xrdma}
+readonly LIMIT_MS=$((2000 * ${XRDMA_TIMEOUT_SCALE:-1}))
+readonly BT_PORT=4421
+readonly BT_NQN=nqn.2026-11.io.xrdma:dead
+CTRL=
+BT_PID=
+TEST_CMDS="$BADTARGET sysctl"
+
+cleanup() {
+	local pid
+	for pid in $BT_PID; do
+		kill -CONT "$pid" 2>/dev/null
+		kill -KILL "$pid" 2>/dev/null
+	done
+	ip link set "$RIG_NETDEV" up 2>/dev/null
+	rig_setup_net >/dev/null 2>&1
+	test_end "$TR"
+}
+trap cleanup EXIT
+
+test_begin 6
+
+# timed WHAT CMD...: run CMD, say how long it took; over LIMIT_MS fails
+# (xrdma only).
+timed() {
+	local what=$1 t0 ms
+	shift
+	t0=$(now_ms)
+	"$@" || return 1
+	ms=$(($(now_ms) - t0))
+	echo "$what took $ms ms"
+	[[ $TR == xrdma ]] || return 0
+	((ms <= LIMIT_MS)) || {
+		echo "over $LIMIT_MS ms"
+		return 1
+	}
+}
+
+# sysfs_delete CTRL: delete_controller, and wait until it is gone.
+sysfs_delete() {
+	echo 1 >"/sys/class/nvme/$1/delete_controller" || return 1
+	wait_for 60 nvme_ctrl_gone "$1"
+}
+
+t_reconnecting() {
+	local rc=0
+	connect_ram "$TR" -c 1 -l 60 || return 1
+	rig_port_close
+	wait_for 30 nvme_state_is "$CTRL" connecting || {
+		echo "state $(nvme_ctrl_state "$CTRL"), not connecting"
+		rc=1
+	}
+	sleep 2
+	timed "reconnecting: nvme disconnect" nvme_disconnect "$CTRL" 60 ||
+		rc=1
+	CTRL=
+	rig_port_open || rc=1
+	return "$rc"
+}
+
+# bt_start PORT: a well-behaved tools/badtarget on PORT (adds to BT_PID).
+bt_start() {
+	local log=$TEST_TMP/bt.$1.log
+	"$BADTARGET" --port "$1" --nqn "$BT_NQN-$1" >"$log" 2>&1 &
+	BT_PID+=" $!"
+	wait_for 10 grep -q "listening on" "$log"
+}
+
+# bt_gone: end the targets, even stopped ones.
+bt_gone() {
+	local pid
+	for pid in $BT_PID; do
+		kill -CONT "$pid" 2>/dev/null
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid"
+	done
+	BT_PID=
+}
+
+# Two controllers on two targets that stop answering (keep-alive 15 s,
+# so that it plays no part): one with a read in flight, which its
+# deletion would wait for until the I/O timeout (30 s), and one idle,
+# whose deletion would wait for the shutdown until the admin timeout
+# (60 s).  Each deletion must take at most LIMIT_MS.  Timed through
+# sysfs: nvme-cli 2.4's "disconnect" first sends an admin command of its
+# own, which only keep-alive or the admin timeout ends.
+t_dead_target() {
+	local a dev pid dd_pid rc=0
+	bt_start "$BT_PORT" && bt_start "$((BT_PORT + 1))" || rc=1
+	if ((rc == 0)); then
+		NVME_TRSVCID=$BT_PORT connect_subsys "$TR" "$BT_NQN-$BT_PORT" \
+			-c 1 -l 60 -k 15 || rc=1
+		a=$CTRL
+		CTRL=
+		dev=$(nvme_wait_ns "$a") || rc=1
+		NVME_TRSVCID=$((BT_PORT + 1)) connect_subsys "$TR" \
+			"$BT_NQN-$((BT_PORT + 1))" -c 1 -l 60 -k 15 || rc=1
+	fi
+	if ((rc == 0)); then
+		for pid in $BT_PID; do
+			kill -STOP "$pid"
+		done
+		dd if="$dev" of=/dev/null bs=4k count=1 iflag=direct \
+			2>"$TEST_TMP/dd.err" &
+		dd_pid=$!
+		sleep 1
+		timed "dead target, read in flight: delete_controller" \
+			sysfs_delete "$a" || rc=1
+		a=
+		timed "dead target, idle: delete_controller" \
+			sysfs_delete "$CTRL" || rc=1
+		CTRL=
+		wait_for 10 pid_gone "$dd_pid" || echo "the read still hangs"
+		cat "$TEST_TMP/dd.err"
+	fi
+	[[ -z $a ]] || nvme_delete_ctrl "$a"
+	[[ -z $CTRL ]] || nvme_delete_ctrl "$CTRL"
+	CTRL=
+	bt_gone
+	[[ -z $a ]] || wait_for 60 nvme_ctrl_gone "$a"
+	return "$rc"
+}
+
+t_link_down() {
+	local rc=0
+	connect_ram "$TR" -c 1 -l 60 || return 1
+	sysctl -qw "net.ipv6.conf.$RIG_NETDEV.keep_addr_on_down=1"
+	ip link set "$RIG_NETDEV" down || return 1
+	sleep 1
+	timed "link down: nvme disconnect" nvme_disconnect "$CTRL" 60 || rc=1
+	CTRL=
+	ip link set "$RIG_NETDEV" up || rc=1
+	wait_for 30 rig_rxe_active || rc=1
+	wait_for 30 rig_has_gid "$RIG_IP4" || rc=1
+	return "$rc"
+}
+
+# The device still connects: no CM message went out through the down
+# port (that would leave rxe's QP1 in the error state for good).
+t_connects_again() {
+	wait_for 30 connect_subsys "$TR" "$RIG_NQN_RAM" || return 1
+	nvme_disconnect "$CTRL" || return 1
+	CTRL=
+}
+
+ktap_run "disconnect while reconnecting" t_reconnecting
+ktap_run "disconnect from a dead target" t_dead_target
+ktap_run "disconnect with the link down" t_link_down
+ktap_run "the device connects again" t_connects_again
+ktap_run "RDMA resources and module refs back to baseline" leak_check
+ktap_run "no kernel warnings, oopses or new taint" dmesg_check
+ktap_finished
