@@ -11,7 +11,9 @@
 #                 rxe still acks every packet, no command is answered any
 #                 more; a read in flight, or the shutdown, would hold the
 #                 deletion for its timeout
-#   link down     the rxe netdev is down
+#   link down     the rxe netdev is down, for 1 s (recovery waiting for
+#                 the port) and for 14 s (connections released, reconnect
+#                 attempts failing: no CM id may pile up)
 #
 # XRDMA_DISC_TR=rdma measures the in-kernel host the same way (times
 # printed, no limit enforced).
@@ -41,7 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 6
+test_begin 7
 
 # timed WHAT CMD...: run CMD, say how long it took; over LIMIT_MS fails
 # (xrdma only).
@@ -61,8 +63,7 @@ timed() {
 
 # sysfs_delete CTRL: delete_controller, and wait until it is gone.
 sysfs_delete() {
-	echo 1 >"/sys/class/nvme/$1/delete_controller" || return 1
-	wait_for 60 nvme_ctrl_gone "$1"
+	nvme_delete_ctrl "$1" && wait_for 60 nvme_ctrl_gone "$1"
 }
 
 t_reconnecting() {
@@ -144,18 +145,45 @@ t_dead_target() {
 	return "$rc"
 }
 
-t_link_down() {
-	local rc=0
-	connect_ram "$TR" -c 1 -l 60 || return 1
+# xrdma_cm_ids: CM ids the host transport holds now.
+xrdma_cm_ids() {
+	rdma res show cm_id | grep -c "comm \[nvme_xrdma\]"
+}
+
+# link_down_disconnect SECONDS [OPTS...]: the link down for SECONDS, then
+# disconnect.  Past the recovery's 10 s port wait the connections are
+# released (their CM ids parked until the port is back) and reconnect
+# attempts fail before sending anything: those attempts must leave no CM
+# id behind.
+link_down_disconnect() {
+	local n rc=0
+	connect_ram "$TR" -c 1 -l 60 "${@:2}" || return 1
 	sysctl -qw "net.ipv6.conf.$RIG_NETDEV.keep_addr_on_down=1"
 	ip link set "$RIG_NETDEV" down || return 1
-	sleep 1
-	timed "link down: nvme disconnect" nvme_disconnect "$CTRL" 60 || rc=1
+	sleep "$1"
+	n=$(xrdma_cm_ids)
+	echo "link down for $1 s: $n CM ids held"
+	if [[ $TR == xrdma ]] && ((n > $(nproc) + 1)); then
+		echo "more than the $(($(nproc) + 1)) of the released connection"
+		rc=1
+	fi
+	timed "link down $1 s: nvme disconnect" nvme_disconnect "$CTRL" 60 ||
+		rc=1
 	CTRL=
 	ip link set "$RIG_NETDEV" up || rc=1
 	wait_for 30 rig_rxe_active || rc=1
 	wait_for 30 rig_has_gid "$RIG_IP4" || rc=1
 	return "$rc"
+}
+
+t_link_down() {
+	link_down_disconnect 1
+}
+
+# keep-alive 30 s: the target's own keep-alive must not expire during the
+# outage, or its DREQ through the down port wedges rxe's QP1 (not ours)
+t_link_down_long() {
+	link_down_disconnect 14 -k 30
 }
 
 # The device still connects: no CM message went out through the down
@@ -169,6 +197,7 @@ t_connects_again() {
 ktap_run "disconnect while reconnecting" t_reconnecting
 ktap_run "disconnect from a dead target" t_dead_target
 ktap_run "disconnect with the link down" t_link_down
+ktap_run "disconnect after 14 s with the link down" t_link_down_long
 ktap_run "the device connects again" t_connects_again
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check

@@ -324,7 +324,6 @@ void xrdma_cm_exit(void)
 {
 	cancel_delayed_work_sync(&xrdma_parked_work);
 	xrdma_cm_release_parked(NULL, true);
-	cancel_delayed_work_sync(&xrdma_parked_work);
 }
 
 /* Park @queue's CM id, or destroy it if that is not possible. */
@@ -354,12 +353,12 @@ static void xrdma_cm_park(struct xrdma_queue *queue)
 /**
  * xrdma_cm_destroy_id() - release the CM id of a queue
  * @queue: queue whose QP is already destroyed
- *
- * Through a port that is down the id is parked instead (see above).
+ * @req_sent: a connect request went out on it, so its destruction sends
+ *	a DREQ or a REJ; parked instead while its port is down (see above)
  */
-void xrdma_cm_destroy_id(struct xrdma_queue *queue)
+void xrdma_cm_destroy_id(struct xrdma_queue *queue, bool req_sent)
 {
-	if (queue->cm_id->device && !xrdma_cm_id_port_up(queue->cm_id))
+	if (req_sent && !xrdma_cm_id_port_up(queue->cm_id))
 		xrdma_cm_park(queue);
 	else
 		rdma_destroy_id(queue->cm_id);

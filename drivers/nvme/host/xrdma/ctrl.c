@@ -622,8 +622,10 @@ static bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts)
 	return found;
 }
 
-/* Is any queue of @ctrl bound to @ibdev?  Call with xrdma_ctrl_mutex. */
-/* Whether a queue of @ctrl is on @ibdev (and on @port, unless it is 0). */
+/*
+ * Whether a queue of @ctrl is on @ibdev (and on @port, unless it is 0).
+ * Call with xrdma_ctrl_mutex.
+ */
 static bool xrdma_ctrl_uses_device(struct xrdma_ctrl *ctrl,
 				   struct ib_device *ibdev, u32 port)
 {

@@ -433,6 +433,7 @@ static int xrdma_queue_publish(struct xrdma_queue *queue)
  */
 static int xrdma_queue_establish(struct xrdma_queue *queue)
 {
+	bool req_sent = false;
 	int ret;
 
 	ret = xrdma_cm_create_id(queue);
@@ -451,6 +452,7 @@ static int xrdma_queue_establish(struct xrdma_queue *queue)
 	if (ret)
 		goto out_destroy_ib;
 
+	req_sent = true;
 	ret = xrdma_cm_establish(queue);
 	if (ret)
 		goto out_disconnect;
@@ -467,7 +469,7 @@ out_disconnect:
 out_destroy_ib:
 	xrdma_queue_destroy_ib(queue);
 out_destroy_id:
-	xrdma_cm_destroy_id(queue);
+	xrdma_cm_destroy_id(queue, req_sent);
 	return ret;
 }
 
@@ -491,7 +493,7 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
 	/*
 	 * A queue slot is reused across reconnects: start clean.  STOPPED
 	 * stays set until the queue is allocated, so nothing is posted to
-	 * it before (xrdma_flush_pending()) and no poller reaps its CQ.
+	 * it before (xrdma_queue_rq()) and no poller reaps its CQ.
 	 */
 	clear_bit(XRDMA_Q_CONNECTED, &queue->flags);
 	clear_bit(XRDMA_Q_LIVE, &queue->flags);
@@ -590,7 +592,7 @@ void xrdma_queue_free(struct xrdma_queue *queue)
 	if (test_and_clear_bit(XRDMA_Q_ALLOCATED, &queue->flags)) {
 		xrdma_debugfs_queue_del(queue);
 		xrdma_queue_destroy_ib(queue);
-		xrdma_cm_destroy_id(queue);
+		xrdma_cm_destroy_id(queue, true);
 	}
 	mutex_unlock(&queue->stop_lock);
 }

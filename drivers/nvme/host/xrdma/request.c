@@ -427,9 +427,11 @@ static void xrdma_fail_unposted(struct xrdma_queue *queue,
 }
 
 /*
- * Post the pending chain with one doorbell.  Called with sq_lock held.  A
- * queue that is stopped (or was never set up) has no QP to post to: its
- * chain is dropped, and the teardown or the timeout ends those commands.
+ * Post the pending chain with one doorbell.  Called with sq_lock held.
+ * The chain is empty unless the queue runs: xrdma_queue_rq() links only
+ * while the queue is not stopped, and xrdma_queue_stop() empties it, under
+ * sq_lock, once STOPPED is set.  A flush in between posts to a QP that
+ * lives until xrdma_queue_free(), after the stop, whose drain flushes it.
  *
  * Return: the WRs the HCA refused, for xrdma_post_failed() once sq_lock
  * is dropped (their requests complete, and may be resubmitted from there),
@@ -438,18 +440,12 @@ static void xrdma_fail_unposted(struct xrdma_queue *queue,
 static const struct ib_send_wr *xrdma_flush_pending(struct xrdma_queue *queue)
 {
 	struct ib_send_wr *head = queue->pend_head;
-	unsigned long flags = READ_ONCE(queue->flags);
 	const struct ib_send_wr *bad = NULL;
 	int ret;
 
 	lockdep_assert_held(&queue->sq_lock);
 	if (!head)
 		return NULL;
-	if (unlikely((flags & (BIT(XRDMA_Q_ALLOCATED) | BIT(XRDMA_Q_STOPPED))) !=
-		     BIT(XRDMA_Q_ALLOCATED))) {
-		xrdma_queue_pend_reset(queue);
-		return NULL;
-	}
 	xrdma_stat_inc(queue, posts);
 	xrdma_stat_add(queue, wrs, queue->pend_nr);
 	trace_xrdma_post(queue, queue->pend_nr);
@@ -790,29 +786,35 @@ const struct blk_mq_ops xrdma_admin_mq_ops = {
 	.timeout	= xrdma_timeout,
 };
 
+/* What xrdma_ctrl_has_stale() looks for, and whether it found one. */
+struct xrdma_stale_search {
+	unsigned long	started_before;
+	bool		found;
+};
+
 static bool xrdma_rq_stale(struct request *rq, void *data)
 {
-	unsigned long *started_before = data;
+	struct xrdma_stale_search *search = data;
 
-	if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT ||
-	    time_after(rq->deadline - rq->timeout, *started_before))
-		return true;
-	*started_before = 0;
-	return false;
+	if (blk_mq_rq_state(rq) == MQ_RQ_IN_FLIGHT &&
+	    time_before_eq(rq->deadline - rq->timeout,
+			   search->started_before))
+		search->found = true;
+	return !search->found;
 }
 
 /* Whether a command of either tag set has been out for @age jiffies. */
 static bool xrdma_ctrl_has_stale(struct xrdma_ctrl *ctrl, unsigned long age)
 {
-	unsigned long before = jiffies - age;
+	struct xrdma_stale_search search = { .started_before = jiffies - age };
 
 	if (ctrl->ctrl.tagset)
 		blk_mq_tagset_busy_iter(ctrl->ctrl.tagset, xrdma_rq_stale,
-					&before);
-	if (before && ctrl->ctrl.admin_tagset)
+					&search);
+	if (!search.found && ctrl->ctrl.admin_tagset)
 		blk_mq_tagset_busy_iter(ctrl->ctrl.admin_tagset,
-					xrdma_rq_stale, &before);
-	return !before;
+					xrdma_rq_stale, &search);
+	return search.found;
 }
 
 /**

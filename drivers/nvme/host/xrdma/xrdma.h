@@ -396,7 +396,7 @@ int xrdma_cm_resolve_addr(struct xrdma_queue *queue);
 int xrdma_cm_resolve_route(struct xrdma_queue *queue);
 int xrdma_cm_establish(struct xrdma_queue *queue);
 void xrdma_cm_disconnect(struct xrdma_queue *queue);
-void xrdma_cm_destroy_id(struct xrdma_queue *queue);
+void xrdma_cm_destroy_id(struct xrdma_queue *queue, bool req_sent);
 bool xrdma_cm_port_up(struct xrdma_queue *queue);
 bool xrdma_cm_wait_port(struct xrdma_queue *queue);
 void xrdma_cm_release_parked(struct ib_device *ibdev, bool force);
