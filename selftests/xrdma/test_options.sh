@@ -20,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 12
+test_begin 13
 
 # expect FILE VALUE: sysfs attribute of $CTRL equals VALUE.
 expect() {
@@ -155,6 +155,16 @@ t_ipv6() {
 		expect address "traddr=$RIG_IP6,trsvcid=4420" || rc=1
 		disconnect || rc=1
 	fi
+	# host_iface picks an IPv6 source of that interface
+	nvme_connect "$TR" "$RIG_IP6" "$RIG_NQN_NULL" \
+		--host-iface="$RIG_NETDEV" || rc=1
+	CTRL=$(nvme_find_ctrl "$RIG_NQN_NULL" "$TR" "$RIG_IP6") || rc=1
+	if [[ -n $CTRL ]]; then
+		expect address \
+			"traddr=$RIG_IP6,trsvcid=4420,host_iface=$RIG_NETDEV" ||
+			rc=1
+		disconnect || rc=1
+	fi
 	rig_unlink "$port" "$RIG_NQN_NULL"
 	rig_del_port "$port"
 	return "$rc"
@@ -208,6 +218,48 @@ t_duplicate() {
 	return "$rc"
 }
 
+# fails_with OPTIONS ERRNO-TEXT LOG: a connect with OPTIONS fails with that
+# error and leaves the LOG pattern in dmesg.
+fails_with() {
+	local out
+	if out=$(fabrics_write "$1"); then
+		echo "'$1' was accepted"
+		nvme_delete_ctrls "$TR"
+		return 1
+	fi
+	if [[ $out != *"$2"* ]]; then
+		echo "'$1': expected '$2', got: $out"
+		return 1
+	fi
+	if ! dmesg_since_mark | grep -q "$3"; then
+		echo "'$1': no log line '$3'"
+		return 1
+	fi
+	echo "'$1' refused: $2"
+}
+
+t_host_iface() {
+	local rc=0 out
+	out=$(fabrics_write "host_iface=$RIG_NETDEV") || {
+		echo "connect with host_iface=$RIG_NETDEV failed: $out"
+		return 1
+	}
+	CTRL=$(nvme_find_ctrl "$RIG_NQN_NULL" "$TR" "$RIG_IP4") || return 1
+	expect address \
+		"traddr=$RIG_IP4,trsvcid=4420,host_iface=$RIG_NETDEV" || rc=1
+	expect state live || rc=1
+	disconnect || rc=1
+	# lo has no address the target can be reached from through lo
+	fails_with "host_iface=lo" "Network is unreachable" \
+		"not through host_iface lo" || rc=1
+	fails_with "host_iface=xrdma-nosuch" "No such device" \
+		"host_iface xrdma-nosuch: no such interface" || rc=1
+	# host_traddr chooses the source, host_iface must still be the way
+	fails_with "host_traddr=$RIG_IP4,host_iface=lo" \
+		"Network is unreachable" "not through host_iface lo" || rc=1
+	return "$rc"
+}
+
 # refused OPTIONS...: writing them to /dev/nvme-fabrics fails with EINVAL.
 refused() {
 	local out
@@ -226,7 +278,6 @@ refused() {
 t_refused() {
 	local rc=0
 	nvme_fabrics_load || return 1
-	refused "host_iface=lo" || rc=1
 	refused "hdr_digest" || rc=1
 	refused "data_digest" || rc=1
 	refused "traddr=not-an-address" || rc=1
@@ -247,6 +298,7 @@ ktap_run "trsvcid defaults to 4420" t_default_trsvcid
 ktap_run "IPv6 target address" t_ipv6
 ktap_run "nvme list, list-subsys, id-ctrl" t_nvme_cli
 ktap_run "duplicate connect refused unless duplicate_connect" t_duplicate
+ktap_run "host_iface picks the source interface; a wrong one is refused" t_host_iface
 ktap_run "options that do not apply are refused" t_refused
 ktap_run "no controller left" nvme_none_left
 ktap_run "RDMA resources and module refs back to baseline" leak_check

@@ -20,8 +20,10 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/inetdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <net/addrconf.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 
@@ -365,21 +367,105 @@ void xrdma_cm_destroy_id(struct xrdma_queue *queue, bool req_sent)
 	WRITE_ONCE(queue->cm_id, NULL);
 }
 
+/*
+ * host_iface: its index and, unless host_traddr chose the source (@src
+ * NULL), a source address of it in the target's family, looked up anew for
+ * every connect since interfaces and addresses come and go.  Routes may
+ * still leave through another interface: xrdma_cm_check_iface() checks
+ * where the address resolved.
+ */
+static int xrdma_cm_iface_addr(struct xrdma_queue *queue,
+			       struct sockaddr_storage *src, int *ifindex)
+{
+	struct xrdma_ctrl *ctrl = queue->ctrl;
+	const char *name = ctrl->ctrl.opts->host_iface;
+	struct net_device *ndev;
+	int ret = 0;
+
+	ndev = dev_get_by_name(&init_net, name);
+	if (!ndev) {
+		xrdma_qerr(queue, "host_iface %s: no such interface\n", name);
+		return -ENODEV;
+	}
+	*ifindex = ndev->ifindex;
+	if (!src)
+		goto out_put;
+	memset(src, 0, sizeof(*src));
+	if (ctrl->addr.ss_family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)src;
+		__be32 dst = ((struct sockaddr_in *)&ctrl->addr)->sin_addr.s_addr;
+
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = inet_select_addr(ndev, dst,
+							RT_SCOPE_LINK);
+		if (!sin->sin_addr.s_addr)
+			ret = -EADDRNOTAVAIL;
+	} else if (IS_ENABLED(CONFIG_IPV6)) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)src;
+		struct sockaddr_in6 *dst = (struct sockaddr_in6 *)&ctrl->addr;
+
+		sin6->sin6_family = AF_INET6;
+		if (ipv6_dev_get_saddr(&init_net, ndev, &dst->sin6_addr, 0,
+				       &sin6->sin6_addr))
+			ret = -EADDRNOTAVAIL;
+		else if (ipv6_addr_type(&sin6->sin6_addr) & IPV6_ADDR_LINKLOCAL)
+			sin6->sin6_scope_id = ndev->ifindex;
+	} else {
+		ret = -EAFNOSUPPORT;
+	}
+	if (ret)
+		xrdma_qerr(queue, "host_iface %s has no address to reach %pISc from\n",
+			   name, &ctrl->addr);
+out_put:
+	dev_put(ndev);
+	return ret;
+}
+
+/* The resolved address must leave through host_iface, not just start there. */
+static int xrdma_cm_check_iface(struct xrdma_queue *queue, int ifindex)
+{
+	int bound = queue->cm_id->route.addr.dev_addr.bound_dev_if;
+
+	if (bound == ifindex)
+		return 0;
+	xrdma_qerr(queue,
+		   "%pISc resolves through %s (interface index %d), not through host_iface %s\n",
+		   &queue->ctrl->addr, dev_name(&queue->cm_id->device->dev),
+		   bound, queue->ctrl->ctrl.opts->host_iface);
+	return -ENETUNREACH;
+}
+
 /**
  * xrdma_cm_resolve_addr() - bind the CM id to a device and an active port
  * @queue: queue with a fresh CM id
  *
+ * The source is host_traddr if given, else an address of host_iface if
+ * given; with host_iface the resolution must go through that interface.
+ *
  * Return: 0, -ENETDOWN if the address resolved to a port that is not
- * active, or another negative errno.
+ * active, -ENODEV, -EADDRNOTAVAIL or -ENETUNREACH if host_iface does not
+ * exist, has no address or is not the way to the target, or another
+ * negative errno.
  */
 int xrdma_cm_resolve_addr(struct xrdma_queue *queue)
 {
 	struct xrdma_ctrl *ctrl = queue->ctrl;
+	unsigned int mask = ctrl->ctrl.opts->mask;
+	struct sockaddr_storage iface_src;
 	struct sockaddr *src = NULL;
+	int ifindex = 0;
 	int ret;
 
-	if (ctrl->ctrl.opts->mask & NVMF_OPT_HOST_TRADDR)
+	if (mask & NVMF_OPT_HOST_TRADDR)
 		src = (struct sockaddr *)&ctrl->src_addr;
+	if (mask & NVMF_OPT_HOST_IFACE) {
+		ret = xrdma_cm_iface_addr(queue, src ? NULL : &iface_src,
+					  &ifindex);
+		if (ret)
+			return ret;
+		if (!src)
+			src = (struct sockaddr *)&iface_src;
+	}
 
 	xrdma_cm_arm(queue);
 	ret = rdma_resolve_addr(queue->cm_id, src,
@@ -391,6 +477,12 @@ int xrdma_cm_resolve_addr(struct xrdma_queue *queue)
 		xrdma_qerr(queue, "cannot resolve address %pISpcs: %d\n",
 			   &ctrl->addr, ret);
 		return ret;
+	}
+
+	if (mask & NVMF_OPT_HOST_IFACE) {
+		ret = xrdma_cm_check_iface(queue, ifindex);
+		if (ret)
+			return ret;
 	}
 
 	if (!xrdma_cm_port_up(queue)) {

@@ -850,6 +850,7 @@ out_put_ctrl:
 
 /* Options beyond the generic set, as for any RDMA fabrics host. */
 #define XRDMA_OPTS	(NVMF_OPT_TRSVCID | NVMF_OPT_HOST_TRADDR | \
+			 NVMF_OPT_HOST_IFACE | \
 			 NVMF_OPT_NR_WRITE_QUEUES | NVMF_OPT_NR_POLL_QUEUES | \
 			 NVMF_OPT_RECONNECT_DELAY | NVMF_OPT_CTRL_LOSS_TMO | \
 			 NVMF_OPT_TOS)
