@@ -22,7 +22,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 18
+test_begin 19
 
 # try OPTIONS: write a connect request; print the error, status 0 if the
 # controller was created.
@@ -77,11 +77,28 @@ ktap_run "nr_io_queues=0: EINVAL" expect_fail "Invalid argument" \
 ktap_run "negative tos: EINVAL" expect_fail "Invalid argument" \
 	"type of service" "$OK,nqn=$RIG_NQN_NULL,tos=-5"
 ktap_run "unreachable address: ETIMEDOUT within 20 s" expect_fail \
-	"Connection timed out" "timed out|cannot resolve" \
+	"Connection timed out" \
+	"cannot connect to 192\.0\.2\.99:4420 from $RIG_IP4 via $RIG_RXE port 1 .*: -ETIMEDOUT" \
 	"traddr=192.0.2.99,trsvcid=4420,nqn=$RIG_NQN_NULL" 20
 ktap_run "no listener on the port: ECONNREFUSED" expect_fail \
-	"Connection refused" "connect rejected" \
+	"Connection refused" \
+	"cannot connect to $RIG_IP4:4999 from $RIG_IP4 via $RIG_RXE port 1 \(GID [0-9a-f:.]+\): connection: connect rejected: .*: -ECONNREFUSED" \
 	"traddr=$RIG_IP4,trsvcid=4999,nqn=$RIG_NQN_NULL"
+
+# A route that leaves through an interface with no RDMA device on it.
+t_no_rdma_route() {
+	local rc=0
+	ip link add xrdma-norxe type dummy || return 1
+	ip addr add 198.51.100.1/24 dev xrdma-norxe &&
+		ip link set xrdma-norxe up || rc=1
+	((rc)) || expect_fail "Network is unreachable" \
+		"cannot connect to 198\.51\.100\.2:4420: address resolution: no RDMA device .*: -ENETUNREACH" \
+		"traddr=198.51.100.2,trsvcid=4420,nqn=$RIG_NQN_NULL" || rc=1
+	ip link del xrdma-norxe || rc=1
+	return "$rc"
+}
+ktap_run "route through an interface without RDMA: ENETUNREACH" \
+	t_no_rdma_route
 ktap_run "unknown subsystem NQN: EIO with the NQN logged" expect_fail \
 	"Input/output error" "subsysnqn \"nqn.2026-11.io.xrdma:none\"" \
 	"$OK,nqn=nqn.2026-11.io.xrdma:none"

@@ -36,6 +36,42 @@ static void xrdma_cm_step_done(struct xrdma_queue *queue, int error)
 	complete(&queue->cm_done);
 }
 
+/* Fail the awaited step, saying why (read once the waiter wakes). */
+static __printf(3, 4) void xrdma_cm_step_failed(struct xrdma_queue *queue,
+						int error, const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	vsnprintf(queue->cm_why, sizeof(queue->cm_why), fmt, args);
+	va_end(args);
+	xrdma_cm_step_done(queue, error);
+}
+
+/*
+ * A distinct errno per cause, for nvme-cli and scripts: no address, no
+ * route, unreachable, timed out (refused is a reject, see below).
+ */
+static int xrdma_cm_event_errno(struct rdma_cm_event *ev)
+{
+	switch (ev->status) {
+	case -ETIMEDOUT:
+	case -ENETUNREACH:
+	case -EHOSTUNREACH:
+	case -EADDRNOTAVAIL:
+		return ev->status;
+	}
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		/* -ENODEV: no RDMA device where the route leaves */
+		return ev->status == -ENODEV ? -ENETUNREACH : -EADDRNOTAVAIL;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		return -ENETUNREACH;
+	default:
+		return -EHOSTUNREACH;
+	}
+}
+
 static int xrdma_cm_rejected(struct xrdma_queue *queue,
 			     struct rdma_cm_event *ev)
 {
@@ -53,13 +89,14 @@ static int xrdma_cm_rejected(struct xrdma_queue *queue,
 	if (rej && len >= sizeof(*rej)) {
 		u16 sts = le16_to_cpu(rej->sts);
 
-		xrdma_qerr(queue,
-			   "connect rejected by target: %s (cm %d), NVMe-RDMA status %u (%s)\n",
-			   rdma_reject_msg(cm_id, ev->status), ev->status, sts,
-			   nvme_rdma_cm_msg(sts));
+		snprintf(queue->cm_why, sizeof(queue->cm_why),
+			 "connect rejected by target: %s (cm %d), NVMe-RDMA status %u (%s)",
+			 rdma_reject_msg(cm_id, ev->status), ev->status, sts,
+			 nvme_rdma_cm_msg(sts));
 	} else {
-		xrdma_qerr(queue, "connect rejected: %s (cm %d)\n",
-			   rdma_reject_msg(cm_id, ev->status), ev->status);
+		snprintf(queue->cm_why, sizeof(queue->cm_why),
+			 "connect rejected: %s (cm %d)",
+			 rdma_reject_msg(cm_id, ev->status), ev->status);
 	}
 	return -ECONNREFUSED;
 }
@@ -80,9 +117,9 @@ static int xrdma_cm_established(struct xrdma_queue *queue,
 		crqsize = le16_to_cpu(rep->crqsize);
 	WRITE_ONCE(queue->crqsize, crqsize);
 	if (crqsize && crqsize < queue->size) {
-		xrdma_qerr(queue,
-			   "target can receive %u commands, fewer than our queue depth %u: refusing the connection\n",
-			   crqsize, queue->size);
+		snprintf(queue->cm_why, sizeof(queue->cm_why),
+			 "target can receive %u commands, fewer than our queue depth %u: refusing the connection",
+			 crqsize, queue->size);
 		return -EPROTO;
 	}
 	return 0;
@@ -139,10 +176,15 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
-		xrdma_qerr(queue, "%s (status %d)\n",
-			   rdma_event_msg(ev->event), ev->status);
-		xrdma_cm_step_done(queue, ev->status == -ETIMEDOUT ?
-				   -ETIMEDOUT : -EHOSTUNREACH);
+		if (ev->event == RDMA_CM_EVENT_ADDR_ERROR &&
+		    ev->status == -ENODEV)
+			xrdma_cm_step_failed(queue, xrdma_cm_event_errno(ev),
+					     "no RDMA device where the route to it leaves");
+		else
+			xrdma_cm_step_failed(queue, xrdma_cm_event_errno(ev),
+					     "%s (status %d)",
+					     rdma_event_msg(ev->event),
+					     ev->status);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/*
@@ -153,7 +195,8 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 		 * as for a disconnect: a queue not published yet never is.
 		 */
 		if (!test_and_clear_bit(XRDMA_Q_CONNECTED, &queue->flags)) {
-			xrdma_cm_step_done(queue, -ENODEV);
+			xrdma_cm_step_failed(queue, -ENODEV,
+					     "RDMA device removed");
 			break;
 		}
 		xrdma_cm_flush(queue);
@@ -169,7 +212,8 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 		 */
 		if (!test_and_clear_bit(XRDMA_Q_CONNECTED, &queue->flags)) {
 			/* mid-connect: fail the awaited step */
-			xrdma_cm_step_done(queue, -ECONNRESET);
+			xrdma_cm_step_failed(queue, -ECONNRESET, "%s",
+					     rdma_event_msg(ev->event));
 			break;
 		}
 		if (test_bit(XRDMA_Q_LIVE, &queue->flags))
@@ -188,6 +232,7 @@ static void xrdma_cm_arm(struct xrdma_queue *queue)
 {
 	reinit_completion(&queue->cm_done);
 	queue->cm_error = -ETIMEDOUT;
+	queue->cm_why[0] = '\0';
 }
 
 /* Wait, bounded, for the event of a step that was issued with @ret. */
@@ -196,18 +241,50 @@ static int xrdma_cm_wait(struct xrdma_queue *queue, int ret,
 {
 	long left;
 
-	if (ret)
+	if (ret) {
+		snprintf(queue->cm_why, sizeof(queue->cm_why),
+			 "rdma_cm refused the step");
 		return ret;
+	}
 	left = wait_for_completion_killable_timeout(&queue->cm_done,
 						    msecs_to_jiffies(ms));
 	if (left == 0) {
-		xrdma_qerr(queue, "timed out after %u ms waiting for CM event %s\n",
-			   ms, rdma_event_msg(event));
+		snprintf(queue->cm_why, sizeof(queue->cm_why),
+			 "timed out after %u ms waiting for CM event %s",
+			 ms, rdma_event_msg(event));
 		return -ETIMEDOUT;
 	}
-	if (left < 0)
+	if (left < 0) {
+		snprintf(queue->cm_why, sizeof(queue->cm_why),
+			 "interrupted by a fatal signal");
 		return -EINTR;
+	}
 	return queue->cm_error;
+}
+
+/*
+ * The one line a failed connect attempt of a queue logs: where to, from
+ * where, through which device, port and GID (once the address resolved),
+ * the step, what ended it, and the errno the attempt fails with.
+ */
+static void xrdma_cm_failed(struct xrdma_queue *queue, const char *step,
+			    int ret)
+{
+	struct rdma_cm_id *cm_id = queue->cm_id;
+	struct sockaddr *dst = (struct sockaddr *)&queue->ctrl->addr;
+	union ib_gid sgid, dgid;
+
+	if (!cm_id->device) {
+		xrdma_qerr(queue, "cannot connect to %pISpc: %s: %s: %pe\n",
+			   dst, step, queue->cm_why, ERR_PTR(ret));
+		return;
+	}
+	rdma_read_gids(cm_id, &sgid, &dgid);
+	xrdma_qerr(queue,
+		   "cannot connect to %pISpc from %pISc via %s port %u (GID %pI6c): %s: %s: %pe\n",
+		   dst, &cm_id->route.addr.src_addr,
+		   dev_name(&cm_id->device->dev), cm_id->port_num, sgid.raw,
+		   step, queue->cm_why, ERR_PTR(ret));
 }
 
 /**
@@ -384,7 +461,8 @@ static int xrdma_cm_iface_addr(struct xrdma_queue *queue,
 
 	ndev = dev_get_by_name(&init_net, name);
 	if (!ndev) {
-		xrdma_qerr(queue, "host_iface %s: no such interface\n", name);
+		snprintf(queue->cm_why, sizeof(queue->cm_why),
+			 "host_iface %s: no such interface", name);
 		return -ENODEV;
 	}
 	*ifindex = ndev->ifindex;
@@ -414,8 +492,9 @@ static int xrdma_cm_iface_addr(struct xrdma_queue *queue,
 		ret = -EAFNOSUPPORT;
 	}
 	if (ret)
-		xrdma_qerr(queue, "host_iface %s has no address to reach %pISc from\n",
-			   name, &ctrl->addr);
+		snprintf(queue->cm_why, sizeof(queue->cm_why),
+			 "host_iface %s has no address of the target's family",
+			 name);
 out_put:
 	dev_put(ndev);
 	return ret;
@@ -428,10 +507,9 @@ static int xrdma_cm_check_iface(struct xrdma_queue *queue, int ifindex)
 
 	if (bound == ifindex)
 		return 0;
-	xrdma_qerr(queue,
-		   "%pISc resolves through %s (interface index %d), not through host_iface %s\n",
-		   &queue->ctrl->addr, dev_name(&queue->cm_id->device->dev),
-		   bound, queue->ctrl->ctrl.opts->host_iface);
+	snprintf(queue->cm_why, sizeof(queue->cm_why),
+		 "the route leaves through interface index %d, not through host_iface %s",
+		 bound, queue->ctrl->ctrl.opts->host_iface);
 	return -ENETUNREACH;
 }
 
@@ -461,8 +539,10 @@ int xrdma_cm_resolve_addr(struct xrdma_queue *queue)
 	if (mask & NVMF_OPT_HOST_IFACE) {
 		ret = xrdma_cm_iface_addr(queue, src ? NULL : &iface_src,
 					  &ifindex);
-		if (ret)
+		if (ret) {
+			xrdma_cm_failed(queue, "source", ret);
 			return ret;
+		}
 		if (!src)
 			src = (struct sockaddr *)&iface_src;
 	}
@@ -474,21 +554,22 @@ int xrdma_cm_resolve_addr(struct xrdma_queue *queue)
 	ret = xrdma_cm_wait(queue, ret, RDMA_CM_EVENT_ADDR_RESOLVED,
 			    XRDMA_CM_RESOLVE_MS + 1000);
 	if (ret) {
-		xrdma_qerr(queue, "cannot resolve address %pISpcs: %d\n",
-			   &ctrl->addr, ret);
+		xrdma_cm_failed(queue, "address resolution", ret);
 		return ret;
 	}
 
 	if (mask & NVMF_OPT_HOST_IFACE) {
 		ret = xrdma_cm_check_iface(queue, ifindex);
-		if (ret)
+		if (ret) {
+			xrdma_cm_failed(queue, "source", ret);
 			return ret;
+		}
 	}
 
 	if (!xrdma_cm_port_up(queue)) {
-		xrdma_qinfo(queue, "%s port %u is not active, not connecting now\n",
-			    dev_name(&queue->cm_id->device->dev),
-			    queue->cm_id->port_num);
+		snprintf(queue->cm_why, sizeof(queue->cm_why),
+			 "port not active, not connecting now");
+		xrdma_cm_failed(queue, "address resolution", -ENETDOWN);
 		return -ENETDOWN;
 	}
 	return 0;
@@ -509,8 +590,7 @@ int xrdma_cm_resolve_route(struct xrdma_queue *queue)
 	ret = xrdma_cm_wait(queue, ret, RDMA_CM_EVENT_ROUTE_RESOLVED,
 			    XRDMA_CM_RESOLVE_MS + 1000);
 	if (ret)
-		xrdma_qerr(queue, "cannot resolve route to %pISpcs: %d\n",
-			   &queue->ctrl->addr, ret);
+		xrdma_cm_failed(queue, "route resolution", ret);
 	return ret;
 }
 
@@ -552,8 +632,7 @@ int xrdma_cm_establish(struct xrdma_queue *queue)
 	ret = xrdma_cm_wait(queue, ret, RDMA_CM_EVENT_ESTABLISHED,
 			    XRDMA_CM_ESTABLISH_MS);
 	if (ret && ret != -ESTALE)
-		xrdma_qerr(queue, "RDMA connection to %pISpcs failed: %d\n",
-			   &queue->ctrl->addr, ret);
+		xrdma_cm_failed(queue, "connection", ret);
 	return ret;
 }
 

@@ -124,6 +124,7 @@ enum xrdma_queue_flags {
  * @cm_id: rdma_cm identifier
  * @cm_done: completes when the awaited CM event arrived
  * @cm_error: result of the awaited CM step
+ * @cm_why: what ended the awaited CM step if it failed, for the log
  * @crqsize: receive queue size the target announced in its CM reply
  * @drain_cqe: completion of the drain marker
  * @drain_done: completes when the drain marker was reaped
@@ -165,6 +166,7 @@ struct xrdma_queue {
 	struct rdma_cm_id	*cm_id ____cacheline_aligned_in_smp;
 	struct completion	cm_done;
 	int			cm_error;
+	char			cm_why[96];
 	u16			crqsize;
 	struct ib_cqe		drain_cqe;
 	struct completion	drain_done;
