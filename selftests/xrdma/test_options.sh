@@ -20,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 13
+test_begin 14
 
 # expect FILE VALUE: sysfs attribute of $CTRL equals VALUE.
 expect() {
@@ -218,6 +218,26 @@ t_duplicate() {
 	return "$rc"
 }
 
+t_ack_timeout() {
+	local rc=0 par=/sys/module/nvme_xrdma/parameters
+	connect_null || return 1
+	# what the RDMA device says the connection got
+	expect xrdma/qp_ack_timeout 16 || rc=1
+	expect xrdma/qp_retry_count 7 || rc=1
+	disconnect || rc=1
+	echo 12 >"$par/ack_timeout" && echo 3 >"$par/retry_count" || rc=1
+	if connect_null; then
+		expect xrdma/qp_ack_timeout 12 || rc=1
+		expect xrdma/qp_retry_count 3 || rc=1
+		disconnect || rc=1
+	else
+		rc=1
+	fi
+	echo 16 >"$par/ack_timeout"
+	echo 7 >"$par/retry_count"
+	return "$rc"
+}
+
 # fails_with OPTIONS ERRNO-TEXT LOG: a connect with OPTIONS fails with that
 # error and leaves the LOG pattern in dmesg.
 fails_with() {
@@ -298,6 +318,7 @@ ktap_run "trsvcid defaults to 4420" t_default_trsvcid
 ktap_run "IPv6 target address" t_ipv6
 ktap_run "nvme list, list-subsys, id-ctrl" t_nvme_cli
 ktap_run "duplicate connect refused unless duplicate_connect" t_duplicate
+ktap_run "ack_timeout and retry_count reach the QP" t_ack_timeout
 ktap_run "host_iface picks the source interface; a wrong one is refused" t_host_iface
 ktap_run "options that do not apply are refused" t_refused
 ktap_run "no controller left" nvme_none_left

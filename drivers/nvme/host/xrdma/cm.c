@@ -30,6 +30,24 @@
 #include "xrdma.h"
 #include <trace/events/nvme_xrdma.h>
 
+/*
+ * How soon an RC connection whose peer went silent fails with "retry
+ * exceeded": each unacknowledged packet is resent after the local ACK
+ * timeout, 4.096 us * 2^ack_timeout, retry_count times.  The defaults,
+ * 268 ms and 7, give up after about 2.1 s; rdma_cm's own choice for RoCE
+ * (a packet lifetime of 16, so 17) takes 4.3 s, and InfiniBand's comes from
+ * the subnet manager.  0 leaves the choice to rdma_cm (never "no timer").
+ */
+static u8 ack_timeout = 16;
+module_param(ack_timeout, byte, 0644);
+MODULE_PARM_DESC(ack_timeout,
+		 "local ACK timeout of new RC connections, 4.096 us * 2^N, 1 to 30 (default 16: 268 ms; 0: rdma_cm's default)");
+
+static u8 retry_count = 7;
+module_param(retry_count, byte, 0644);
+MODULE_PARM_DESC(retry_count,
+		 "transport retries of new RC connections before \"retry exceeded\", 0 to 7 (default 7)");
+
 static void xrdma_cm_step_done(struct xrdma_queue *queue, int error)
 {
 	queue->cm_error = error;
@@ -297,6 +315,7 @@ int xrdma_cm_create_id(struct xrdma_queue *queue)
 {
 	struct nvmf_ctrl_options *opts = queue->ctrl->ctrl.opts;
 	struct rdma_cm_id *cm_id;
+	u8 timeout;
 
 	cm_id = rdma_create_id(&init_net, xrdma_cm_handler, queue,
 			       RDMA_PS_TCP, IB_QPT_RC);
@@ -306,6 +325,10 @@ int xrdma_cm_create_id(struct xrdma_queue *queue)
 	}
 	if (opts->tos >= 0)
 		rdma_set_service_type(cm_id, opts->tos);
+	/* before route resolution: on RoCE it sets the packet lifetime too */
+	timeout = READ_ONCE(ack_timeout);
+	if (timeout)
+		rdma_set_ack_timeout(cm_id, min_t(u8, timeout, 30));
 	queue->cm_id = cm_id;
 	init_completion(&queue->cm_done);
 	return 0;
@@ -619,8 +642,8 @@ int xrdma_cm_establish(struct xrdma_queue *queue)
 		/* the target RDMA-READs our write data: offer it credits */
 		.responder_resources	= queue->dev->max_rd_atom,
 		.initiator_depth	= 0,
-		.retry_count		= 7,
-		.rnr_retry_count	= 7,
+		.retry_count		= min_t(u8, READ_ONCE(retry_count), 7),
+		.rnr_retry_count	= 7,	/* receiver not ready: forever */
 	};
 	int ret;
 

@@ -78,6 +78,45 @@ static ssize_t xrdma_rdma_port_show(struct device *dev,
 	return xrdma_queue_attr_show(dev, buf, 0, "0", xrdma_show_port);
 }
 
+/* What the provider says the admin queue's QP has: ACK timeout, retries. */
+static ssize_t xrdma_show_qp_attr(struct xrdma_queue *queue, char *buf,
+				  int mask)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+	int ret;
+
+	ret = ib_query_qp(queue->qp, &attr, mask, &init);
+	if (ret)
+		return ret;
+	return sysfs_emit(buf, "%u\n", mask == IB_QP_TIMEOUT ?
+			  attr.timeout : attr.retry_cnt);
+}
+
+static ssize_t xrdma_show_ack_timeout(struct xrdma_queue *queue, char *buf)
+{
+	return xrdma_show_qp_attr(queue, buf, IB_QP_TIMEOUT);
+}
+
+static ssize_t xrdma_qp_ack_timeout_show(struct device *dev,
+					 struct device_attribute *attr,
+					 char *buf)
+{
+	return xrdma_queue_attr_show(dev, buf, 0, "0", xrdma_show_ack_timeout);
+}
+
+static ssize_t xrdma_show_retry_count(struct xrdma_queue *queue, char *buf)
+{
+	return xrdma_show_qp_attr(queue, buf, IB_QP_RETRY_CNT);
+}
+
+static ssize_t xrdma_qp_retry_count_show(struct device *dev,
+					 struct device_attribute *attr,
+					 char *buf)
+{
+	return xrdma_queue_attr_show(dev, buf, 0, "0", xrdma_show_retry_count);
+}
+
 static ssize_t xrdma_show_inline_size(struct xrdma_queue *queue, char *buf)
 {
 	return sysfs_emit(buf, "%u\n", READ_ONCE(queue->inline_size));
@@ -128,6 +167,8 @@ static ssize_t xrdma_nr_poll_queues_show(struct device *dev,
 static XRDMA_ATTR_RO(rdma_device);
 static XRDMA_ATTR_RO(rdma_port);
 static XRDMA_ATTR_RO(inline_data_size);
+static XRDMA_ATTR_RO(qp_ack_timeout);
+static XRDMA_ATTR_RO(qp_retry_count);
 static XRDMA_ATTR_RO(nr_default_queues);
 static XRDMA_ATTR_RO(nr_read_queues);
 static XRDMA_ATTR_RO(nr_poll_queues);
@@ -155,6 +196,8 @@ static struct attribute *xrdma_attrs[] = {
 	&xrdma_attr_rdma_device.attr,
 	&xrdma_attr_rdma_port.attr,
 	&xrdma_attr_inline_data_size.attr,
+	&xrdma_attr_qp_ack_timeout.attr,
+	&xrdma_attr_qp_retry_count.attr,
 	&xrdma_attr_nr_default_queues.attr,
 	&xrdma_attr_nr_read_queues.attr,
 	&xrdma_attr_nr_poll_queues.attr,
