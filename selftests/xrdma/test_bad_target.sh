@@ -43,6 +43,9 @@
 #   idle-dreq       DREQ on I/O queue 1, idle, while queue 2 connects: the
 #                   connect fails at once, not after queue 1's Connect
 #                   waited out the I/O timeout (30 s)
+#   cross-queue-write  an RDMA WRITE into a Read's buffer through the
+#                   admin queue's connection with the Read's rkey: refused
+#                   (remote access error at the target), recovery
 #   huge-ioccsz     IOCCSZ 0x10000005, whose 16-byte units overflow 32
 #                   bits (review m11): the in-capsule size is the
 #                   device's limit, not the 16 bytes of a wrapped product
@@ -75,7 +78,7 @@ readonly BT_NQN=nqn.2026-11.io.xrdma:bad
 BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	inv-wrong-rkey inv-no-mr small-crqsize rej-garbage est-dreq silent
 	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz
-	idle-dreq"
+	idle-dreq cross-queue-write"
 # shellcheck disable=SC2206 # a word list
 SCENARIOS=(${XRDMA_BAD_SCENARIOS:-$BT_DEFAULT})
 
@@ -442,6 +445,24 @@ sc_mqes_shrink() {
 		echo "not live again: $(nvme_ctrl_state "$BT_CTRL")"
 		bt_logged 'now allows a queue depth|MQES|MAXCMD' || return 1
 	fi
+}
+
+# The target writes into a Read's buffer through the admin queue's
+# connection, with that Read's rkey: only the request's own connection may
+# touch its memory (issue 12 §4: after a path dies, no other connection
+# can write into what is handed to another path).  Each queue has its own
+# protection domain, so the host refuses the write (remote access error)
+# and recovers; with one domain per device the write went through.
+sc_cross_queue_write() {
+	bt_connect_live || return 1
+	bt_read_once
+	wait_for 20 grep -q "cross-queue-write: the host" "$BT_LOG" || {
+		echo "the target never made the write"
+		return 1
+	}
+	grep "cross-queue-write: the host" "$BT_LOG"
+	grep -q "the host refused the write" "$BT_LOG" || return 1
+	bt_recovered
 }
 
 sc_early_rsp() {

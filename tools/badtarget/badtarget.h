@@ -103,7 +103,7 @@ enum scenario {
 	S_LONG_CAPSULE, S_BAD_STATUS, S_INV_WRONG_RKEY, S_INV_NO_MR,
 	S_SMALL_CRQSIZE, S_REJ_GARBAGE, S_EST_DREQ, S_SILENT, S_MQES_SHRINK,
 	S_MORE_QUEUES, S_AEN_STORM, S_DREQ_MID_IO, S_HUGE_IOCCSZ, S_IDLE_DREQ,
-	S_NR
+	S_CROSS_QUEUE_WRITE, S_NR
 };
 
 void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -112,7 +112,7 @@ bool misbehave(enum scenario s, const char *what);
 
 /* ------------------------------------------------------------ state */
 
-enum wr_kind { WR_RECV = 1, WR_SEND, WR_READ, WR_WRITE };
+enum wr_kind { WR_RECV = 1, WR_SEND, WR_READ, WR_WRITE, WR_FOREIGN };
 #define WR_ID(kind, idx)	((uint64_t)(kind) << 32 | (uint32_t)(idx))
 
 struct cmd {

@@ -316,6 +316,49 @@ static bool dreq_mid_io(struct queue *q, int i, bool write)
 	return true;
 }
 
+/*
+ * Write a pattern into an I/O command's buffer through another connection
+ * of the same host, the admin queue's, with the command's own rkey: a
+ * host that gives each connection its own protection domain refuses it
+ * (remote access error), one that shares a domain lets it through.
+ */
+static void cross_queue_write(struct queue *q, int i)
+{
+	struct cmd *c = &q->cmds[i];
+	struct ctrl *ct = ctrl_of(q);
+	struct queue *other = ct ? ct->admin : NULL;
+	static uint8_t pattern[SCRATCH];
+	static struct ibv_mr *pattern_mr;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)pattern, .length = SCRATCH,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = WR_ID(WR_FOREIGN, 0), .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (!other || other->dead || !c->len ||
+	    !misbehave(S_CROSS_QUEUE_WRITE,
+		       "writing into a Read's buffer through the admin queue's connection"))
+		return;
+	if (!pattern_mr) {
+		memset(pattern, 0xdb, sizeof(pattern));
+		pattern_mr = ibv_reg_mr(pd, pattern, sizeof(pattern), 0);
+		if (!pattern_mr) {
+			logmsg("  ibv_reg_mr: %s", strerror(errno));
+			return;
+		}
+	}
+	sge.lkey = pattern_mr->lkey;
+	sge.length = c->len < SCRATCH ? c->len : SCRATCH;
+	wr.wr.rdma.remote_addr = c->addr;
+	wr.wr.rdma.rkey = c->rkey;
+	logmsg("  queue %u's rkey %#x, %u bytes, through queue %u", q->qid,
+	       c->rkey, sge.length, other->qid);
+	if (ibv_post_send(other->id->qp, &wr, &bad))
+		logmsg("  ibv_post_send: %s", strerror(errno));
+}
+
 static void nvm_cmd(struct queue *q, int i, bool data_ready)
 {
 	struct cmd *c = &q->cmds[i];
@@ -352,6 +395,8 @@ static void nvm_cmd(struct queue *q, int i, bool data_ready)
 	if (!data_ready && dreq_mid_io(q, i, op == OP_WRITE))
 		return;
 	p = ram + (slba << LBA_SHIFT);
+	if (op == OP_READ)
+		cross_queue_write(q, i);
 	if (op == OP_READ)
 		complete(q, i, SC_SUCCESS, 0, p, ram_mr->lkey, bytes);
 	else if (!data_ready)
@@ -511,6 +556,11 @@ void poll_cq(struct queue *q)
 			uint32_t kind = wc[k].wr_id >> 32;
 			int idx = (uint32_t)wc[k].wr_id;
 
+			if (kind == WR_FOREIGN)
+				logmsg("scenario cross-queue-write: the host %s the write: %s",
+				       wc[k].status == IBV_WC_SUCCESS ?
+				       "let through" : "refused",
+				       ibv_wc_status_str(wc[k].status));
 			if (wc[k].status != IBV_WC_SUCCESS) {
 				if (!q->dead && wc[k].status != IBV_WC_WR_FLUSH_ERR)
 					logmsg("queue %u: %s completion: %s", q->qid,

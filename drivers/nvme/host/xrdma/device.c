@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * xrdma: the RDMA device cache.  Every queue bound to an ib_device holds a
- * reference on one xrdma_device, which owns the protection domain.
+ * reference on one xrdma_device, which holds what we derived from the
+ * device's attributes.  Protection domains are per queue (queue.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,8 +20,6 @@ static void xrdma_device_release(struct kref *ref)
 	mutex_lock(&xrdma_device_mutex);
 	list_del(&dev->entry);
 	mutex_unlock(&xrdma_device_mutex);
-
-	ib_dealloc_pd(dev->pd);
 	kfree(dev);
 }
 
@@ -88,13 +87,6 @@ struct xrdma_device *xrdma_device_get(struct rdma_cm_id *cm_id)
 	if (ret)
 		goto out_free;
 
-	dev->pd = ib_alloc_pd(dev->ibdev, 0);
-	if (IS_ERR(dev->pd)) {
-		ret = PTR_ERR(dev->pd);
-		pr_err("%s: ib_alloc_pd failed: %d\n",
-		       dev_name(&dev->ibdev->dev), ret);
-		goto out_free;
-	}
 	list_add(&dev->entry, &xrdma_device_list);
 	goto out_unlock;
 

@@ -32,7 +32,7 @@ static void xrdma_queue_recv_wr(struct xrdma_queue *queue,
 {
 	sge->addr = xrdma_cqe_dma(queue, slot->index);
 	sge->length = sizeof(struct nvme_completion);
-	sge->lkey = queue->dev->pd->local_dma_lkey;
+	sge->lkey = queue->lkey;
 	wr->next = NULL;
 	wr->wr_cqe = &slot->cqe;
 	wr->sg_list = sge;
@@ -222,7 +222,7 @@ static int xrdma_queue_create_qp(struct xrdma_queue *queue)
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_send_sge = 1 + queue->inline_sge;
 
-	ret = rdma_create_qp(queue->cm_id, queue->dev->pd, &attr);
+	ret = rdma_create_qp(queue->cm_id, queue->pd, &attr);
 	if (ret)
 		return ret;
 	queue->qp = queue->cm_id->qp;
@@ -331,6 +331,16 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 		xrdma_qerr(queue, "no usable RDMA device: %d\n", ret);
 		return ret;
 	}
+	queue->pd = ib_alloc_pd(queue->dev->ibdev, 0);
+	if (IS_ERR(queue->pd)) {
+		ret = PTR_ERR(queue->pd);
+		queue->pd = NULL;
+		xrdma_qerr(queue, "cannot allocate a protection domain: %d\n",
+			   ret);
+		goto out_put_dev;
+	}
+	queue->lkey = queue->pd->local_dma_lkey;
+
 	/* MRs and in-capsule data are built of 4 KiB pages whatever PAGE_SIZE */
 	WRITE_ONCE(queue->inline_size,
 		   min_t(u32, queue->inline_size,
@@ -345,7 +355,7 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	ret = xrdma_queue_create_cq(queue);
 	if (ret) {
 		xrdma_qerr(queue, "cannot create CQ: %d\n", ret);
-		goto out_put_dev;
+		goto out_dealloc_pd;
 	}
 
 	ret = xrdma_queue_create_qp(queue);
@@ -386,6 +396,9 @@ out_destroy_qp:
 	queue->qp = NULL;
 out_destroy_cq:
 	xrdma_queue_destroy_cq(queue);
+out_dealloc_pd:
+	ib_dealloc_pd(queue->pd);
+	queue->pd = NULL;
 out_put_dev:
 	xrdma_device_put(queue->dev);
 	queue->dev = NULL;
@@ -400,6 +413,8 @@ static void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
 	queue->qp = NULL;
 	xrdma_queue_destroy_cq(queue);
 	xrdma_queue_free_rings(queue);
+	ib_dealloc_pd(queue->pd);
+	queue->pd = NULL;
 	xrdma_device_put(queue->dev);
 	queue->dev = NULL;
 }

@@ -299,7 +299,7 @@ static void xrdma_map_inline(struct xrdma_queue *queue,
 			     struct xrdma_request *req, struct request *rq)
 {
 	struct nvme_sgl_desc *sg = &req->cmd.common.dptr.sgl;
-	u32 lkey = queue->dev->pd->local_dma_lkey;
+	u32 lkey = queue->lkey;
 	struct scatterlist *sgl;
 	int i;
 
@@ -500,7 +500,7 @@ static void xrdma_build_send(struct xrdma_queue *queue,
 
 	sge[0].addr = dma;
 	sge[0].length = sizeof(*cmd);
-	sge[0].lkey = queue->dev->pd->local_dma_lkey;
+	sge[0].lkey = queue->lkey;
 
 	wr->next = NULL;
 	wr->wr_cqe = cqe;

@@ -41,7 +41,6 @@
 /**
  * struct xrdma_device - an RDMA device shared by all queues on it
  * @ibdev: the RDMA device
- * @pd: protection domain for every QP and MR of ours on @ibdev
  * @ref: one reference per queue bound to the device
  * @entry: link in the global device list
  * @max_fr_pages: pages one FRWR MR may map (bounded by XRDMA_MAX_FR_PAGES)
@@ -50,7 +49,6 @@
  */
 struct xrdma_device {
 	struct ib_device	*ibdev;
-	struct ib_pd		*pd;
 	struct kref		ref;
 	struct list_head	entry;
 	u32			max_fr_pages;
@@ -105,6 +103,7 @@ enum xrdma_queue_flags {
  * @inline_sge: data SGEs an in-capsule SEND may carry
  * @qp: the RC queue pair
  * @dev: RDMA device (reference held while allocated)
+ * @lkey: local DMA lkey of @pd, for the rings and in-capsule data
  * @sqes: command ring, one 64-byte SQE per tag
  * @sqes_dma: DMA address of @sqes
  * @sq_lock: protects the pending WR chain (@pend_head, @pend_tail, @pend_nr)
@@ -122,6 +121,9 @@ enum xrdma_queue_flags {
  * @slots: receive descriptors, one per @cqes entry
  * @aen_cqe: SEND completion cookie of the AEN command (admin queue)
  * @cm_id: rdma_cm identifier
+ * @pd: protection domain of this queue's QP and MRs alone, so that no
+ *	other connection, of this controller or another, can use an rkey of
+ *	this queue once its QP is in the error state
  * @cm_done: completes when the awaited CM event arrived
  * @cm_error: result of the awaited CM step
  * @cm_why: what ended the awaited CM step if it failed, for the log
@@ -144,6 +146,7 @@ struct xrdma_queue {
 	/* submission: every ->queue_rq touches these */
 	struct ib_qp		*qp;
 	struct xrdma_device	*dev;
+	u32			lkey;
 	struct nvme_command	*sqes;
 	u64			sqes_dma;
 	spinlock_t		sq_lock;	/* see kernel-doc */
@@ -164,6 +167,7 @@ struct xrdma_queue {
 
 	/* connection setup and teardown */
 	struct rdma_cm_id	*cm_id ____cacheline_aligned_in_smp;
+	struct ib_pd		*pd;
 	struct completion	cm_done;
 	int			cm_error;
 	char			cm_why[96];
