@@ -182,12 +182,16 @@ expect_queues() {
 	}
 }
 
-# the poll queue's submissions, from debugfs
+# the poll queues' submissions, from debugfs (poll queues come last)
 poll_submitted() {
-	local q
-	q=$(nvme_ctrl_attr "$CTRL" queue_count)
-	awk '$1 == "submitted" { print $2 }' \
-		"/sys/kernel/debug/nvme-xrdma/$CTRL/q$((q - 1))/stats"
+	local q n p sum=0
+	n=$(nvme_ctrl_attr "$CTRL" queue_count)
+	p=$(nvme_ctrl_attr "$CTRL" xrdma/nr_poll_queues)
+	for ((q = n - p; q < n; q++)); do
+		sum=$((sum + $(awk '$1 == "submitted" { print $2 }' \
+			"/sys/kernel/debug/nvme-xrdma/$CTRL/q$q/stats")))
+	done
+	echo "$sum"
 }
 
 # verified I/O, and verified io_uring hipri I/O through a poll queue
