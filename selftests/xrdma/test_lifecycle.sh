@@ -4,7 +4,17 @@
 # Queue lifetimes that outlast a connection:
 # - a reconnect may be granted more queues than the controller's creation
 #   was (a CPU came online meanwhile): the queue array must hold them
-#   (KFENCE/slub redzones, or an oops, if it does not);
+#   (KFENCE/slub redzones, or an oops, if it does not); once with a CPU
+#   taken offline by the test, once with CPUs present but left offline at
+#   boot (tools/vm/run --cpus 4 --append maxcpus=1; the subtest skips
+#   without such CPUs), poll queues asked beyond the CPUs online, grown by
+#   a reset and a forced reconnect (review C1). One CPU online at boot:
+#   blk-mq spreads a kind's queues over the present CPUs and refuses a
+#   Connect on an hctx with no CPU online (-EXDEV), so two queues of a
+#   kind with CPUs offline cannot connect;
+# - a reconnect granted fewer queues (the target's attr_qid_max), then
+#   more again: the poll queue goes and comes back, blk-mq maps only the
+#   queues there are, and I/O, polled I/O too, goes on (review m8);
 # - blk-mq polls a requeued polled bio while the controller reconnects,
 #   that is while the poll queue is stopped or freed: io_uring hipri reads
 #   on a poll queue through resets and target outages must not oops. Needs
@@ -25,6 +35,36 @@ MPATH_CHANGED=
 CPU_HOTPLUG=
 # shellcheck disable=SC2034 # ktap_require reads it
 [[ -w $CPU1 ]] && CPU_HOTPLUG=1
+QID_MAX=$RIG_NVMET/subsystems/$RIG_NQN_RAM/attr_qid_max
+QID_MAX0=
+ONLINED=()
+
+# CPUs present but offline (left so at boot: maxcpus=), by number
+offline_cpus() {
+	local c
+	for c in /sys/devices/system/cpu/cpu[0-9]*; do
+		[[ -w $c/online && $(<"$c/online") == 0 ]] && echo "${c##*cpu}"
+	done
+}
+BOOT_OFFLINE=$(offline_cpus | xargs)
+
+# cpus_online 0|1: take the CPUs this test brought online offline again
+# (0), or bring $1... online (1 CPU...), remembering them
+cpus_online() {
+	local c on=$1
+	shift
+	if ((on)); then
+		for c in "$@"; do
+			echo 1 >"/sys/devices/system/cpu/cpu$c/online" || return 1
+			ONLINED+=("$c")
+		done
+		return 0
+	fi
+	for c in "${ONLINED[@]}"; do
+		echo 0 >"/sys/devices/system/cpu/cpu$c/online" || return 1
+	done
+	ONLINED=()
+}
 
 # nvme_multipath Y|N: nvme-core with native multipath on (its default) or
 # off, under a rig set up anew (nvmet uses nvme-core too). No controller
@@ -49,6 +89,11 @@ cleanup() {
 	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
 	rig_port_open >/dev/null 2>&1
 	[[ -w $CPU1 ]] && echo 1 >"$CPU1"
+	[[ -n $QID_MAX0 ]] && echo "$QID_MAX0" >"$QID_MAX"
+	if ((${#ONLINED[@]})); then
+		nvme_delete_ctrls "$TR"
+		cpus_online 0
+	fi
 	if [[ -n $MPATH_CHANGED ]]; then
 		nvme_delete_ctrls "$TR"
 		nvme_multipath Y
@@ -58,7 +103,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="fio"
-test_begin 7
+test_begin 9
 
 # reset_live: reset $CTRL and wait until it is live again.
 reset_live() {
@@ -69,6 +114,11 @@ reset_live() {
 t_cpu_more_queues() {
 	local before after
 	ktap_require CPU_HOTPLUG "no hotpluggable cpu1" || return
+	[[ -z $BOOT_OFFLINE ]] || {
+		# shellcheck disable=SC2034 # ktap_test_result reads it
+		KTAP_REASON="CPUs $BOOT_OFFLINE offline since boot"
+		return "$KSFT_SKIP"
+	}
 	echo 0 >"$CPU1" || return 1
 	# one CPU online: one queue of each kind is all it may ask for (poll
 	# queues only: a second default queue would map to no online CPU)
@@ -90,6 +140,154 @@ t_cpu_more_queues() {
 ktap_run "CPU onlined: a reset takes more queues than creation did" \
 	t_cpu_more_queues
 
+# want_queues NR_IO NR_WRITE NR_POLL ONLINE: "DEFAULT READ POLL" queues for
+# these options with ONLINE CPUs when the target grants all asked: the
+# count asked is clamped to the CPUs online (nvmf_nr_io_queues()), the
+# kinds are handed out from the options as given (nvmf_set_io_queues())
+want_queues() {
+	local nio=$1 nw=$2 np=$3 on=$4 g d r=0 p=0
+	g=$((nio + (nw < on ? nw : on) + (np < on ? np : on)))
+	if ((nw && nio < g)); then
+		r=$nio
+		d=$((nw < g - r ? nw : g - r))
+	else
+		d=$((nio < g ? nio : g))
+	fi
+	((np && g > d + r)) && p=$((np < g - d - r ? np : g - d - r))
+	echo "$d $r $p"
+}
+
+# expect_queues "DEFAULT READ POLL": the controller's queues by kind, its
+# queue_count, and as many poll hctxs in blk-mq (debugfs) as poll queues
+expect_queues() {
+	local want=$1 got polls ns d w
+	got="$(nvme_ctrl_attr "$CTRL" xrdma/nr_default_queues)"
+	got+=" $(nvme_ctrl_attr "$CTRL" xrdma/nr_read_queues)"
+	got+=" $(nvme_ctrl_attr "$CTRL" xrdma/nr_poll_queues)"
+	read -r -a w <<<"$want"
+	want+=" $((w[0] + w[1] + w[2] + 1))"
+	got+=" $(nvme_ctrl_attr "$CTRL" queue_count)"
+	for ns in "/sys/class/nvme/$CTRL/"nvme*n*; do
+		d=/sys/kernel/debug/block/${ns##*/}
+		[[ -d $d ]] || continue
+		polls=$(grep -lx poll "$d"/hctx*/type 2>/dev/null | wc -l)
+		want+=" ${w[2]}"
+		got+=" $polls"
+		break
+	done
+	echo "default read poll queue_count [poll hctxs]: $got"
+	[[ $got == "$want" ]] || {
+		echo "expected $want"
+		return 1
+	}
+}
+
+# the poll queues' submissions, from debugfs (poll queues come last)
+poll_submitted() {
+	local q n p sum=0
+	n=$(nvme_ctrl_attr "$CTRL" queue_count)
+	p=$(nvme_ctrl_attr "$CTRL" xrdma/nr_poll_queues)
+	for ((q = n - p; q < n; q++)); do
+		sum=$((sum + $(awk '$1 == "submitted" { print $2 }' \
+			"/sys/kernel/debug/nvme-xrdma/$CTRL/q$q/stats")))
+	done
+	echo "$sum"
+}
+
+# verified I/O, and verified io_uring hipri I/O through a poll queue
+io_verified() {
+	local sub0 sub1
+	fio_verify verify --rw=write --bs=64k --iodepth=8 --size=16M ||
+		return 1
+	(($(nvme_ctrl_attr "$CTRL" xrdma/nr_poll_queues))) || return 0
+	sub0=$(poll_submitted)
+	fio_verify hipri --ioengine=io_uring --hipri --rw=randwrite \
+		--bs=4k --iodepth=8 --size=4M || return 1
+	sub1=$(poll_submitted)
+	echo "poll queue: $((sub1 - sub0)) commands"
+	((sub1 > sub0))
+}
+
+# reconnect_live: close the target port until the controller reconnects,
+# reopen it, wait until it is live again
+reconnect_live() {
+	rig_port_close || return 1
+	nvme_wait_state "$CTRL" connecting 30 || return 1
+	rig_port_open || return 1
+	nvme_wait_state "$CTRL" live 60
+}
+
+t_cpu_boot_offline() {
+	local cpus n0 np
+	ktap_require BOOT_OFFLINE \
+		"no CPU present but offline (boot with maxcpus=1)" || return
+	read -r -a cpus <<<"$BOOT_OFFLINE"
+	n0=$(nproc)
+	# more poll queues than CPUs online, as many as there will be
+	np=$((n0 + ${#cpus[@]}))
+	connect_ram "$TR" -P "$np" -Q 32 || return 1
+	echo "$n0 CPUs online, CPUs ${cpus[*]} offline: -P $np"
+	expect_queues "$(want_queues "$n0" 0 "$np" "$n0")" || return 1
+	io_verified || return 1
+	# every CPU online, then a reset
+	cpus_online 1 "${cpus[@]}" || return 1
+	reset_live || return 1
+	echo "$(nproc) CPUs online"
+	expect_queues "$(want_queues "$n0" 0 "$np" "$(nproc)")" || return 1
+	io_verified || return 1
+	# and a reconnect
+	reconnect_live || return 1
+	expect_queues "$(want_queues "$n0" 0 "$np" "$(nproc)")" || return 1
+	io_verified || return 1
+	nvme_disconnect "$CTRL" || return 1
+	CTRL=
+	cpus_online 0
+}
+ktap_run "CPUs offline since boot onlined: a reset and a reconnect take more queues" \
+	t_cpu_boot_offline
+
+# qid_max_live MAX N: the target grants up to MAX I/O queues (that forces
+# a reconnect); wait until the controller is live with N of them
+qid_max_live() {
+	echo "$1" >"$QID_MAX" || return 1
+	wait_for 60 eval "[[ \$(nvme_ctrl_attr \$CTRL queue_count) == $(($2 + 1)) ]] &&
+		nvme_state_is \$CTRL live" && return 0
+	echo "$CTRL: state $(nvme_ctrl_state "$CTRL"), queue_count" \
+		"$(nvme_ctrl_attr "$CTRL" queue_count), wanted $(($2 + 1))"
+	return 1
+}
+
+t_fewer_queues() {
+	(($(nproc) >= 2)) || {
+		# shellcheck disable=SC2034 # ktap_test_result reads it
+		KTAP_REASON="one CPU online"
+		return "$KSFT_SKIP"
+	}
+	QID_MAX0=$(<"$QID_MAX") || return 1
+	connect_ram "$TR" -i 2 -P 1 -Q 32 || return 1
+	expect_queues "2 0 1" || return 1
+	io_verified || return 1
+	# no queue left for polling: the poll map must go with it
+	qid_max_live 2 2 || return 1
+	expect_queues "2 0 0" || return 1
+	reset_live || return 1
+	expect_queues "2 0 0" || return 1
+	io_verified || return 1
+	qid_max_live 1 1 || return 1
+	expect_queues "1 0 0" || return 1
+	io_verified || return 1
+	# and back
+	qid_max_live "$QID_MAX0" 3 || return 1
+	expect_queues "2 0 1" || return 1
+	reset_live || return 1
+	expect_queues "2 0 1" || return 1
+	io_verified || return 1
+	nvme_disconnect "$CTRL" || return 1
+	CTRL=
+}
+ktap_run "a reconnect granted fewer queues, then more: poll queue gone and back" \
+	t_fewer_queues
+
 t_no_multipath() {
 	MPATH_CHANGED=1
 	nvme_multipath N || return 1
@@ -106,14 +304,6 @@ t_poll_connect() {
 	((poll == 1))
 }
 ktap_run "connect with one poll queue, reconnect_delay 1" t_poll_connect
-
-# the poll queue's submissions, from debugfs
-poll_submitted() {
-	local q
-	q=$(nvme_ctrl_attr "$CTRL" queue_count)
-	awk '$1 == "submitted" { print $2 }' \
-		"/sys/kernel/debug/nvme-xrdma/$CTRL/q$((q - 1))/stats"
-}
 
 t_poll_storm() {
 	local i rc=0 sub0 sub1

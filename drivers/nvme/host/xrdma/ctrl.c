@@ -276,6 +276,8 @@ static int xrdma_alloc_io_queues(struct xrdma_ctrl *ctrl)
 			 granted, wanted);
 
 	nctrl->queue_count = granted + 1;
+	/* it only sets the types it hands queues to (review m8) */
+	memset(ctrl->io_queues, 0, sizeof(ctrl->io_queues));
 	nvmf_set_io_queues(nctrl->opts, granted, ctrl->io_queues);
 	dev_info(nctrl->device,
 		 "creating %d I/O queues: %u default, %u read, %u poll, depth %u\n",

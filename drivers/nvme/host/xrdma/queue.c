@@ -185,13 +185,14 @@ static void xrdma_queue_destroy_cq(struct xrdma_queue *queue)
 
 /**
  * xrdma_queue_poll() - reap a poll queue's completions for blk-mq ->poll
- * @queue: a queue with an IB_POLL_DIRECT CQ, in any state
+ * @queue: the queue of a polled hctx, in any state
  *
  * blk-mq polls a bio as long as it is outstanding, and a bio requeued by a
  * teardown stays outstanding while the controller reconnects, when the
  * queue is stopped or its CQ freed.  poll_lock keeps the CQ from going
  * away under a poller and pollers out of a stopped queue, whose CQ only
- * the drain reaps.
+ * the drain reaps.  A polled bio may also have landed on a queue with a
+ * softirq CQ (a reconnect granted no poll queue): softirq reaps that one.
  *
  * Return: the number of completions processed.
  */
@@ -201,7 +202,8 @@ int xrdma_queue_poll(struct xrdma_queue *queue)
 
 	if (!spin_trylock(&queue->poll_lock))
 		return 0;
-	if (queue->cq && !test_bit(XRDMA_Q_STOPPED, &queue->flags))
+	if (queue->cq && queue->poll_direct &&
+	    !test_bit(XRDMA_Q_STOPPED, &queue->flags))
 		n = ib_process_cq_direct(queue->cq, queue->cq->cqe);
 	spin_unlock(&queue->poll_lock);
 	return n;

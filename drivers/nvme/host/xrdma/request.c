@@ -759,10 +759,17 @@ static int xrdma_init_admin_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 	return 0;
 }
 
+/*
+ * nvmf_map_queues() leaves the poll map alone when there is no poll queue,
+ * and blk-mq has cleared its CPU table: a reconnect granted too few queues
+ * for poll queues would send every polled bio to hctx 0 as a poll hctx.
+ */
 static void xrdma_map_queues(struct blk_mq_tag_set *set)
 {
 	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(set->driver_data);
 
+	if (set->nr_maps > HCTX_TYPE_POLL && !ctrl->io_queues[HCTX_TYPE_POLL])
+		set->map[HCTX_TYPE_POLL].nr_queues = 0;
 	nvmf_map_queues(set, &ctrl->ctrl, ctrl->io_queues);
 }
 
