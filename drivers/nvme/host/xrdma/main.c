@@ -44,7 +44,7 @@ static_assert(offsetof(struct xrdma_request, nreq) == 0);
 static char *transport_name = "xrdma";
 module_param(transport_name, charp, 0444);
 MODULE_PARM_DESC(transport_name,
-		 "fabrics transport name to register (default xrdma; \"rdma\" makes this a drop-in for nvme-rdma)");
+		 "fabrics transport name: xrdma (default), or rdma in place of nvme-rdma, which must not be loaded");
 
 /* Port state changes of every RDMA device, in process context (ib_wq). */
 static void xrdma_ib_event(struct ib_event_handler *handler,
@@ -99,11 +99,9 @@ static int __init xrdma_init(void)
 {
 	int ret;
 
-	if (!transport_name || !*transport_name ||
-	    strlen(transport_name) > 32) {
-		pr_err("invalid transport_name\n");
-		return -EINVAL;
-	}
+	ret = xrdma_dropin_init(transport_name);
+	if (ret)
+		return ret;
 	xrdma_set_transport_name(transport_name);
 
 	xrdma_debugfs_init();
@@ -116,13 +114,23 @@ static int __init xrdma_init(void)
 	if (ret)
 		goto out_client;
 
+	/* an nvme-rdma load that was past its notifiers before ours */
+	ret = xrdma_dropin_check();
+	if (ret)
+		goto out_transport;
+
 	pr_info("registered fabrics transport \"%s\"\n", transport_name);
 	return 0;
 
+out_transport:
+	nvmf_unregister_transport(&xrdma_transport);
+	xrdma_delete_ctrls(NULL);
 out_client:
 	ib_unregister_client(&xrdma_ib_client);
+	xrdma_cm_exit();
 out_debugfs:
 	xrdma_debugfs_exit();
+	xrdma_dropin_exit();
 	return ret;
 }
 
@@ -133,6 +141,7 @@ static void __exit xrdma_exit(void)
 	ib_unregister_client(&xrdma_ib_client);
 	xrdma_cm_exit();
 	xrdma_debugfs_exit();
+	xrdma_dropin_exit();
 }
 
 module_init(xrdma_init);

@@ -446,6 +446,11 @@ void xrdma_debugfs_ctrl_del(struct xrdma_ctrl *ctrl);
 void xrdma_debugfs_queue_add(struct xrdma_queue *queue);
 void xrdma_debugfs_queue_del(struct xrdma_queue *queue);
 
+/* dropin.c */
+int xrdma_dropin_init(const char *name);
+int xrdma_dropin_check(void);
+void xrdma_dropin_exit(void);
+
 /* fault.c */
 DECLARE_STATIC_KEY_FALSE(xrdma_fault_key);
 bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault);
