@@ -109,6 +109,7 @@ checkpatch: headers
 # shell scripts, and the reStructuredText documents with their kernel-doc
 lint: $(KHDR)/.stamp
 	shellcheck -x tools/setup tools/demo tools/vm/run tools/vm/init \
+		tools/vm/selftests \
 		$(filter-out tools/build/rst-check,$(wildcard tools/build/*)) \
 		tools/debug/build-kernel
 	$(MAKE) -s -C selftests lint
@@ -116,8 +117,9 @@ lint: $(KHDR)/.stamp
 		$$(find Documentation -name '*.rst')
 	@echo "lint: shellcheck and rst clean"
 
+# the suite, then test_lifecycle with CPUs offline since boot; one total
 selftests: modules tools
-	tools/vm/run -- selftests/run_selftests.sh
+	tools/vm/selftests
 
 check: check-build checkpatch lint selftests
 
