@@ -12,6 +12,15 @@
 #   cq_error      a receive completes in error: recovery
 #   drain         a QP drain times out during a reset: the QP is reset
 #                 before the teardown ends its commands (review m5)
+#   post_send_reg a doorbell posts the chain up to its first REG_MR and
+#                 refuses the rest: recovery, and the MR whose REG_MR went
+#                 out without its SEND stays out of the pool until its QP
+#                 is gone (review m3): the debugfs counters mr_kept and
+#                 mr_released, kept_mrs of every queue back to 0, the
+#                 MRs of "rdma res show mr" back to their count
+#   aen           the AEN's post fails at a reset's reconnect: recovery,
+#                 after which the AEN is armed again (review m4): a
+#                 namespace added on the target must show up on the host
 #
 # Each knob must be consumed, leave the controller LIVE with the effect
 # named above, and cost no data: the verified fio sees no error.  Then,
@@ -25,7 +34,8 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 . "$DIR/../lib/frame.sh"
 
 readonly TR=xrdma
-readonly KNOBS="post_send post_recv mr_exhausted dma_map cq_error drain"
+readonly KNOBS="post_send post_recv mr_exhausted dma_map cq_error drain post_send_reg aen"
+readonly AEN_NS=$RIG_NVMET/subsystems/$RIG_NQN_RAM/namespaces/2
 CTRL=
 DEV=
 FAULT=
@@ -35,11 +45,12 @@ cleanup() {
 	for k in $KNOBS; do
 		[[ -e $FAULT/$k ]] && echo 0 >"$FAULT/$k"
 	done
+	aen_ns_del
 	test_end "$TR"
 }
 trap cleanup EXIT
 
-test_begin 14
+test_begin 16
 
 counter() {
 	nvme_ctrl_attr "$CTRL" "xrdma/$1"
@@ -105,6 +116,20 @@ inject() {
 	esac
 }
 
+mr_count() {
+	rdma res show mr 2>/dev/null | grep -c .
+}
+
+mr_count_is() {
+	(($(mr_count) == $1))
+}
+
+# MRs kept out of the pool by any queue now (debugfs q<qid>/stats)
+kept_now() {
+	cat /sys/kernel/debug/nvme-xrdma/"$CTRL"/q*/stats |
+		awk '$1 == "kept_mrs" { n += $2 } END { print n + 0 }'
+}
+
 t_mr() {
 	local b0
 	b0=$(qstat busy)
@@ -127,6 +152,35 @@ t_post_recv() {
 
 t_cq_error() {
 	inject cq_error 1 recover
+}
+
+# A REG_MR posted without its SEND: its MR must not go back to the pool
+# while the QP may still run that REG_MR, and must be back, deregistered
+# with the pool, once the recovery tore the QP down.
+t_post_send_reg() {
+	local m0 k0 r0 k r
+	m0=$(mr_count)
+	k0=$(qstat mr_kept) r0=$(qstat mr_released)
+	[[ -n $k0 && -n $r0 ]] || {
+		echo "no mr_kept or mr_released counter in the stats"
+		return 1
+	}
+	inject post_send_reg 1 recover || return 1
+	k=$(qstat mr_kept) r=$(qstat mr_released)
+	echo "MRs kept $k0 -> $k, released $r0 -> $r, kept now $(kept_now)"
+	((k > k0)) || {
+		echo "the MR of the REG_MR posted alone went back to the pool"
+		return 1
+	}
+	if ((r != k || $(kept_now) != 0)); then
+		echo "kept MRs not released with their QP"
+		return 1
+	fi
+	wait_for 30 mr_count_is "$m0" || {
+		echo "MRs: $m0 before, $(mr_count) after the recovery"
+		return 1
+	}
+	echo "MRs: $m0 before and after"
 }
 
 t_verified() {
@@ -175,24 +229,83 @@ t_drain() {
 	fio_stop_verified "$TEST_TMP/dr.fio"
 }
 
+aen_ns_add() {
+	rig_add_nullb xrdma_aen 16 0 || return 1
+	mkdir "$AEN_NS" &&
+		echo /dev/xrdma_aen >"$AEN_NS/device_path" &&
+		echo 1 >"$AEN_NS/enable"
+}
+
+aen_ns_del() {
+	if [[ -d $AEN_NS ]]; then
+		echo 0 >"$AEN_NS/enable"
+		rmdir "$AEN_NS"
+	fi
+	[[ -d $RIG_NULLB/xrdma_aen ]] && rig_del_nullb xrdma_aen
+}
+
+ns_count_is() {
+	(($(nvme_ctrl_namespaces "$CTRL" | wc -l) == $1))
+}
+
+# The AEN's post fails at the reconnect of a reset: without a recovery
+# nothing would post it again, and the namespace added on the target
+# afterwards would stay unknown to the host.
+t_aen() {
+	local rec0 rec n0 ok=1
+	rec0=$(counter recoveries)
+	echo 1 >"$FAULT/aen" || return 1
+	echo 1 2>/dev/null >"/sys/class/nvme/$CTRL/reset_controller"
+	wait_for 60 knob_spent aen || {
+		echo "the aen fault never fired"
+		return 1
+	}
+	timed_live "reset with the AEN post failing" || return 1
+	rec=$(counter recoveries)
+	echo "recoveries $rec0 -> $rec"
+	((rec > rec0)) || {
+		echo "a failed AEN post started no recovery"
+		ok=0
+	}
+	dmesg | grep -m1 "cannot post AEN" || {
+		echo "no log line for the failed AEN post"
+		ok=0
+	}
+	# the reconnect's own namespace scan must not be what finds it
+	sleep 3
+	n0=$(nvme_ctrl_namespaces "$CTRL" | wc -l)
+	aen_ns_add || return 1
+	if wait_for 30 ns_count_is $((n0 + 1)); then
+		echo "namespace 2 appeared: the AEN was armed again"
+	else
+		echo "namespaces $n0 -> $(nvme_ctrl_namespaces "$CTRL" | wc -l) 30 s after namespace 2 was added: no AEN armed"
+		ok=0
+	fi
+	aen_ns_del || return 1
+	((ok)) && wait_for 30 ns_count_is "$n0"
+}
+
 t_disconnect() {
 	nvme_disconnect "$CTRL" || return 1
 	CTRL=
 }
 
 ktap_run "connect, verified fio in the background" t_connect
-ktap_run "six fault knobs, 0 by default, bounded" t_knobs
+ktap_run "eight fault knobs, 0 by default, bounded" t_knobs
 ktap_run "MR pool exhausted: commands wait, no recovery" t_mr
 ktap_run "DMA mapping error: path error retried, no recovery" t_dma
 ktap_run "ib_post_send failure: recovery" t_post_send
 ktap_run "ib_post_recv failure: recovery" t_post_recv
 ktap_run "receive completion in error: recovery" t_cq_error
+ktap_run "REG_MR posted without its SEND: MR kept until the QP is gone" \
+	t_post_send_reg
 ktap_run "the fio loop verified, and a pass after it" t_verified
 ktap_run "receives not posted: two resets fail, the third connects" \
 	reset_failing post_recv
 ktap_run "Connect not sent: two resets fail, the third connects" \
 	reset_failing post_send
 ktap_run "a drain timing out resets the QP, I/O verified" t_drain
+ktap_run "AEN post failure: recovery, the AEN armed again" t_aen
 ktap_run "nvme disconnect" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check

@@ -136,7 +136,7 @@ static int xrdma_cm_established(struct xrdma_queue *queue,
 	WRITE_ONCE(queue->crqsize, crqsize);
 	if (crqsize && crqsize < queue->size) {
 		snprintf(queue->cm_why, sizeof(queue->cm_why),
-			 "target can receive %u commands, fewer than our queue depth %u: refusing the connection",
+			 "target can receive %u commands, fewer than our queue depth %u",
 			 crqsize, queue->size);
 		return -EPROTO;
 	}

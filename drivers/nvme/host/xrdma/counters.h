@@ -29,7 +29,9 @@
 	X(local_inv)	/* MRs we invalidated */			\
 	X(wr_errors)	/* failed work requests */			\
 	X(bad_rsp)	/* responses refused */				\
-	X(timeouts)	/* commands that timed out */
+	X(timeouts)	/* commands that timed out */			\
+	X(mr_kept)	/* MRs kept out of the pool after a failed post */ \
+	X(mr_released)	/* ... returned once their QP was flushed */
 
 /*
  * Lifetime event counters of a controller (struct xrdma_ctrl_counters),

@@ -77,6 +77,7 @@ static int xrdma_queue_stats_show(struct seq_file *m, void *unused)
 	xrdma_stats_print(m, v);
 	seq_printf(m, "depth %u\n", READ_ONCE(queue->size));
 	seq_printf(m, "crqsize %u\n", READ_ONCE(queue->crqsize));
+	seq_printf(m, "kept_mrs %u\n", READ_ONCE(queue->nr_kept_mrs));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(xrdma_queue_stats);

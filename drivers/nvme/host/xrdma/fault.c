@@ -8,13 +8,20 @@
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/dma_map       ib_dma_map_sg()
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/cq_error      a receive completion
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/drain         a QP drain
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/post_send_reg ib_post_send()
+ *                                                          of a REG_MR chain
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/aen           the AEN's post
  *
  * Writing N to a file makes the next N such calls on the controller's I/O
  * queues fail as the provider would report it (-ENOMEM, no MR, no mapped
  * entries, a completion with IB_WC_GENERAL_ERR, a drain that times out
- * at once); reading it gives what is left.  The admin queue is never hit,
- * so the controller can always recover.  Debian's kernel has no
- * CONFIG_FAULT_INJECTION: this is our own.
+ * at once); reading it gives what is left.  post_send_reg fails half way:
+ * the next N doorbells whose chain holds a REG_MR post the chain up to and
+ * including its first REG_MR and refuse the rest, that REG_MR's SEND
+ * first, as a full send queue would.  The admin queue is never hit, so the
+ * controller can always recover, but by aen, which fails the post of the
+ * Asynchronous Event Request that only the admin queue carries.  Debian's
+ * kernel has no CONFIG_FAULT_INJECTION: this is our own.
  *
  * Cost when off: the hooks sit behind one static key, a no-op jump until
  * the first time any controller arms a fault; it then stays on until the
@@ -40,6 +47,8 @@ static const char * const xrdma_fault_names[XRDMA_FAULT_NR] = {
 	[XRDMA_FAULT_DMA_MAP]		= "dma_map",
 	[XRDMA_FAULT_CQ_ERROR]		= "cq_error",
 	[XRDMA_FAULT_DRAIN]		= "drain",
+	[XRDMA_FAULT_POST_SEND_REG]	= "post_send_reg",
+	[XRDMA_FAULT_AEN]		= "aen",
 };
 
 #define XRDMA_FAULT_RS \
@@ -61,7 +70,10 @@ static struct ratelimit_state xrdma_fault_rs[XRDMA_FAULT_NR] = {
  */
 bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault)
 {
-	if (!queue->qid ||
+	bool admin = fault == XRDMA_FAULT_AEN;
+
+	/* the AEN is the admin queue's; any other fault is the I/O queues' */
+	if (!queue->qid != admin ||
 	    atomic_dec_if_positive(&queue->ctrl->faults[fault]) < 0)
 		return false;
 	/* one budget per kind: a burst of one must not mute the others */
@@ -69,6 +81,42 @@ bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault)
 		xrdma_qinfo(queue, "injected fault: %s\n",
 			    xrdma_fault_names[fault]);
 	return true;
+}
+
+/**
+ * xrdma_fault_post_send() - ib_post_send() of a chain, faults armed
+ * @queue: the queue
+ * @head: the chain
+ * @bad: set to the first WR not posted, as ib_post_send() does
+ *
+ * Only called once fault injection was used (xrdma_fault_key): post_send
+ * refuses the whole chain, post_send_reg the part after its first REG_MR.
+ *
+ * Return: 0 or the error the post failed with.
+ */
+int xrdma_fault_post_send(struct xrdma_queue *queue, struct ib_send_wr *head,
+			  const struct ib_send_wr **bad)
+{
+	struct ib_send_wr *reg, *rest;
+	int ret;
+
+	if (__xrdma_fault(queue, XRDMA_FAULT_POST_SEND))
+		return -ENOMEM;
+	for (reg = head; reg; reg = reg->next)
+		if (reg->opcode == IB_WR_REG_MR && reg->next)
+			break;
+	if (!reg || !__xrdma_fault(queue, XRDMA_FAULT_POST_SEND_REG))
+		return ib_post_send(queue->qp, head, bad);
+
+	/* ours again once posted or refused: restore the link either way */
+	rest = reg->next;
+	reg->next = NULL;
+	ret = ib_post_send(queue->qp, head, bad);
+	reg->next = rest;
+	if (ret)
+		return ret;
+	*bad = rest;
+	return -ENOMEM;
 }
 
 static int xrdma_fault_get(void *data, u64 *val)

@@ -410,6 +410,8 @@ out_put_dev:
 /* Undo xrdma_queue_create_ib() on a drained queue. */
 static void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
 {
+	/* no REG_MR runs any more: the kept MRs go with the pool */
+	xrdma_frwr_release_kept(queue);
 	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
 	rdma_destroy_qp(queue->cm_id);
 	queue->qp = NULL;
@@ -627,6 +629,7 @@ static int xrdma_queue_init(struct xrdma_ctrl *ctrl, int qid)
 	mutex_init(&queue->stop_lock);
 	spin_lock_init(&queue->sq_lock);
 	spin_lock_init(&queue->poll_lock);
+	INIT_LIST_HEAD(&queue->kept_mrs);
 	xrdma_queue_pend_reset(queue);
 	/* not allocated yet: see xrdma_queue_alloc() */
 	set_bit(XRDMA_Q_STOPPED, &queue->flags);

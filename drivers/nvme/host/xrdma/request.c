@@ -15,7 +15,6 @@
 
 #include <linux/module.h>
 #include <linux/unaligned.h>
-#include <rdma/mr_pool.h>
 
 #include "xrdma.h"
 #include <trace/events/nvme_xrdma.h>
@@ -47,10 +46,7 @@ static void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq)
 {
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
 
-	if (req->mr) {
-		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, req->mr);
-		req->mr = NULL;
-	}
+	xrdma_frwr_put(queue, req);
 	if (req->nents) {
 		ib_dma_unmap_sg(queue->dev->ibdev, req->sgt.sgl, req->sgt.nents,
 				rq_dma_dir(rq));
@@ -128,19 +124,6 @@ static void xrdma_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	xrdma_req_arrived(req, XRDMA_REQ_INV);
 }
 
-static int xrdma_post_local_inv(struct xrdma_queue *queue,
-				struct xrdma_request *req)
-{
-	struct ib_send_wr wr = {
-		.wr_cqe = &req->inv_cqe,
-		.opcode = IB_WR_LOCAL_INV,
-		.send_flags = IB_SEND_SIGNALED,
-		.ex.invalidate_rkey = req->mr->rkey,
-	};
-
-	return ib_post_send(queue->qp, &wr, NULL);
-}
-
 /*
  * Account for the MR of a request whose response just arrived.  Return
  * false if the response names an rkey we never handed out.
@@ -164,7 +147,7 @@ static bool xrdma_handle_inv(struct xrdma_queue *queue,
 
 	/* the target left the MR valid: invalidate it before completing */
 	atomic_or(XRDMA_REQ_INV, &req->waiting);
-	if (unlikely(xrdma_post_local_inv(queue, req))) {
+	if (unlikely(xrdma_frwr_local_inv(queue, req))) {
 		xrdma_qerr_rl(queue, "cannot post LOCAL_INV for rkey %#x\n",
 			      req->mr->rkey);
 		return false;
@@ -314,45 +297,6 @@ static void xrdma_map_inline(struct xrdma_queue *queue,
 	req->kind = XRDMA_DATA_INLINE;
 }
 
-/* Keyed data: register the pages with FRWR, ask the target to invalidate. */
-static int xrdma_map_frwr(struct xrdma_queue *queue,
-			  struct xrdma_request *req, struct request *rq)
-{
-	struct nvme_keyed_sgl_desc *sg = &req->cmd.common.dptr.ksgl;
-	int n;
-
-	req->mr = xrdma_fault(queue, XRDMA_FAULT_MR_EXHAUSTED) ? NULL :
-		  ib_mr_pool_get(queue->qp, &queue->qp->rdma_mrs);
-	if (unlikely(!req->mr))
-		return -EAGAIN;
-
-	n = ib_map_mr_sg(req->mr, req->sgt.sgl, req->nents, NULL, SZ_4K);
-	if (unlikely(n < req->nents)) {
-		ib_mr_pool_put(queue->qp, &queue->qp->rdma_mrs, req->mr);
-		req->mr = NULL;
-		return n < 0 ? n : -EINVAL;
-	}
-	ib_update_fast_reg_key(req->mr, ib_inc_rkey(req->mr->rkey));
-
-	req->reg_wr.wr.next = NULL;
-	req->reg_wr.wr.opcode = IB_WR_REG_MR;
-	req->reg_wr.wr.wr_cqe = &req->reg_cqe;
-	req->reg_wr.wr.num_sge = 0;
-	req->reg_wr.wr.send_flags = 0;
-	req->reg_wr.mr = req->mr;
-	req->reg_wr.key = req->mr->rkey;
-	/* the target reads what we write, and writes what we read */
-	req->reg_wr.access = rq_data_dir(rq) == WRITE ? IB_ACCESS_REMOTE_READ :
-			     IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
-
-	sg->addr = cpu_to_le64(req->mr->iova);
-	put_unaligned_le24(req->mr->length, sg->length);
-	put_unaligned_le32(req->mr->rkey, sg->key);
-	sg->type = (NVME_KEY_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_INVALIDATE;
-	req->kind = XRDMA_DATA_FRWR;
-	return 0;
-}
-
 static bool xrdma_use_inline(struct xrdma_queue *queue,
 			     struct xrdma_request *req, struct request *rq)
 {
@@ -397,7 +341,7 @@ static int xrdma_map_data(struct xrdma_queue *queue, struct request *rq)
 		xrdma_map_inline(queue, req, rq);
 		return 0;
 	}
-	ret = xrdma_map_frwr(queue, req, rq);
+	ret = xrdma_frwr_map(queue, req, rq);
 	if (ret)
 		goto out_unmap;
 	return 0;
@@ -413,16 +357,25 @@ out_free_table:
 }
 
 /*
- * Fail the commands whose WRs the HCA refused.  Their REG_MR, if any, may
- * have been posted, but no SEND went out, so the target never saw them.
+ * Fail the commands whose WRs the HCA refused: no SEND went out, so the
+ * target never saw them.  Their REG_MR, if any, may have been posted, and
+ * may still run until the QP is flushed: their MRs stay out of the pool
+ * until then (review m3).  The next WR is read before a command ends, as
+ * its end may hand its PDU to a new command.
  */
 static void xrdma_fail_unposted(struct xrdma_queue *queue,
 				const struct ib_send_wr *bad)
 {
-	for (; bad; bad = bad->next) {
-		if (bad->opcode == IB_WR_SEND)
-			xrdma_end_unsent(container_of(bad, struct xrdma_request,
-						      send_wr));
+	const struct ib_send_wr *next;
+	struct xrdma_request *req;
+
+	for (; bad; bad = next) {
+		next = bad->next;
+		if (bad->opcode != IB_WR_SEND)
+			continue;
+		req = container_of(bad, struct xrdma_request, send_wr);
+		xrdma_frwr_keep(queue, req);
+		xrdma_end_unsent(req);
 	}
 }
 
@@ -451,8 +404,10 @@ static const struct ib_send_wr *xrdma_flush_pending(struct xrdma_queue *queue)
 	trace_xrdma_post(queue, queue->pend_nr);
 	xrdma_queue_pend_reset(queue);
 
-	ret = xrdma_fault(queue, XRDMA_FAULT_POST_SEND) ? -ENOMEM :
-	      ib_post_send(queue->qp, head, &bad);
+	if (static_branch_unlikely(&xrdma_fault_key))
+		ret = xrdma_fault_post_send(queue, head, &bad);
+	else
+		ret = ib_post_send(queue->qp, head, &bad);
 	if (likely(!ret))
 		return NULL;
 	xrdma_qerr_rl(queue, "ib_post_send failed: %d\n", ret);
@@ -655,6 +610,9 @@ static void xrdma_aen_send_done(struct ib_cq *cq, struct ib_wc *wc)
  *
  * The AER has no blk-mq tag: it uses the admin ring slot past the tag set
  * (command id NVME_AQ_BLK_MQ_DEPTH) so its response is recognised.
+ * Nothing would post it again before the next reconnect (review m4): a
+ * post that fails starts error recovery, after which nvme core, once the
+ * controller is live again, asks for it anew.
  */
 void xrdma_submit_async_event(struct nvme_ctrl *nctrl)
 {
@@ -675,9 +633,13 @@ void xrdma_submit_async_event(struct nvme_ctrl *nctrl)
 	queue->aen_cqe.done = xrdma_aen_send_done;
 	xrdma_build_send(queue, &c, NVME_AQ_BLK_MQ_DEPTH, &wr, &sge, 1,
 			 &queue->aen_cqe);
-	ret = ib_post_send(queue->qp, &wr, NULL);
-	if (ret)
-		dev_warn(nctrl->device, "cannot post AEN: %d\n", ret);
+	ret = xrdma_fault(queue, XRDMA_FAULT_AEN) ? -ENOMEM :
+	      ib_post_send(queue->qp, &wr, NULL);
+	if (unlikely(ret)) {
+		/* nvme core arms it again once the controller is live again */
+		xrdma_qerr_rl(queue, "cannot post AEN: %d, recovering\n", ret);
+		xrdma_connection_failed(to_xrdma_ctrl(nctrl));
+	}
 }
 
 static enum blk_eh_timer_return xrdma_timeout(struct request *rq)

@@ -66,6 +66,8 @@ enum xrdma_fault {
 	XRDMA_FAULT_DMA_MAP,
 	XRDMA_FAULT_CQ_ERROR,
 	XRDMA_FAULT_DRAIN,
+	XRDMA_FAULT_POST_SEND_REG,
+	XRDMA_FAULT_AEN,
 	XRDMA_FAULT_NR
 };
 
@@ -107,9 +109,13 @@ enum xrdma_queue_flags {
  * @sqes: command ring, one 64-byte SQE per tag
  * @sqes_dma: DMA address of @sqes
  * @sq_lock: protects the pending WR chain (@pend_head, @pend_tail, @pend_nr)
+ *	and the kept MRs (@kept_mrs, @nr_kept_mrs)
  * @pend_head: first WR not yet posted (doorbell batching)
  * @pend_tail: where the next WR is linked
  * @pend_nr: WRs on the pending chain
+ * @kept_mrs: MRs of commands whose REG_MR may have been posted without
+ *	their SEND, out of the pool until the QP is flushed (frwr.c)
+ * @nr_kept_mrs: entries on @kept_mrs
  * @stats: per-CPU data path counters
  * @cq: completion queue for both directions
  * @poll_direct: @cq is IB_POLL_DIRECT, reaped by blk-mq ->poll
@@ -153,6 +159,8 @@ struct xrdma_queue {
 	struct ib_send_wr	*pend_head;
 	struct ib_send_wr	**pend_tail;
 	u32			pend_nr;
+	struct list_head	kept_mrs;
+	u32			nr_kept_mrs;
 	struct xrdma_queue_stats __percpu *stats;
 
 	/* completion: every response touches these */
@@ -170,7 +178,7 @@ struct xrdma_queue {
 	struct ib_pd		*pd;
 	struct completion	cm_done;
 	int			cm_error;
-	char			cm_why[96];
+	char			cm_why[128];
 	u16			crqsize;
 	struct ib_cqe		drain_cqe;
 	struct completion	drain_done;
@@ -409,6 +417,14 @@ void xrdma_cm_release_parked(struct ib_device *ibdev, bool force);
 void xrdma_cm_port_active(void);
 void xrdma_cm_exit(void);
 
+/* frwr.c */
+int xrdma_frwr_map(struct xrdma_queue *queue, struct xrdma_request *req,
+		   struct request *rq);
+void xrdma_frwr_put(struct xrdma_queue *queue, struct xrdma_request *req);
+int xrdma_frwr_local_inv(struct xrdma_queue *queue, struct xrdma_request *req);
+void xrdma_frwr_keep(struct xrdma_queue *queue, struct xrdma_request *req);
+void xrdma_frwr_release_kept(struct xrdma_queue *queue);
+
 /* queue.c */
 int xrdma_queues_alloc(struct xrdma_ctrl *ctrl);
 void xrdma_queues_free(struct xrdma_ctrl *ctrl);
@@ -454,6 +470,8 @@ void xrdma_dropin_exit(void);
 /* fault.c */
 DECLARE_STATIC_KEY_FALSE(xrdma_fault_key);
 bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault);
+int xrdma_fault_post_send(struct xrdma_queue *queue, struct ib_send_wr *head,
+			  const struct ib_send_wr **bad);
 void xrdma_fault_add(struct xrdma_ctrl *ctrl, struct dentry *parent);
 
 /* Should this call fail?  A no-op jump until a fault is first armed. */
