@@ -43,6 +43,7 @@ const char *const scenario_names[S_NR] = {
 	[S_DREQ_MID_IO] = "dreq-mid-io",
 	[S_HUGE_IOCCSZ] = "huge-ioccsz",
 	[S_IDLE_DREQ] = "idle-dreq",
+	[S_REPLAY_OLD_CID] = "replay-old-cid",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -65,6 +66,8 @@ static const char *const scenario_help[S_NR] = {
 	[S_DREQ_MID_IO] = "disconnect in the middle of the first transfer of 512 KiB or more",
 	[S_HUGE_IOCCSZ] = "Identify IOCCSZ 0x10000005 (16 * IOCCSZ overflows 32 bits) and SGL offsets",
 	[S_IDLE_DREQ] = "disconnect I/O queue 1, idle, when queue 2's connect request comes",
+	[S_REPLAY_OLD_CID] = "never answer the first Read of LBA 98760; after the reconnect send its\n"
+		"                  command id: to the idle tag, then over the tag's next Read",
 };
 
 
