@@ -52,6 +52,7 @@
 #                   association, to the idle tag and over the next Read
 #                   that reuses the tag (review M2): each refused as a bad
 #                   response with a recovery, never completing a request,
+#                   live again within 15 s (not after a drain timeout),
 #                   the held Read retried and I/O verified
 #
 # After each scenario: the bad controller is deleted, the target exits 0
@@ -530,7 +531,14 @@ sc_replay_old_cid() {
 		rc=1
 	}
 	echo "recoveries $(bt_counter recoveries), bad_rsp $(bt_stat bad_rsp)"
+	# the Read may have come while a reconnect drained the queues
+	t0=$EPOCHSECONDS
 	nvme_wait_state "$BT_CTRL" live 60 || return 1
+	echo "live again after $((EPOCHSECONDS - t0)) s"
+	((EPOCHSECONDS - t0 < 15)) || {
+		echo "the reconnect waited out a timeout"
+		rc=1
+	}
 	bt_read_cpu0 || {
 		echo "reads after the replays failed"
 		rc=1
