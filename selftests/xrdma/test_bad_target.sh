@@ -49,6 +49,14 @@
 #   huge-ioccsz     IOCCSZ 0x10000005, whose 16-byte units overflow 32
 #                   bits (review m11): the in-capsule size is the
 #                   device's limit, not the 16 bytes of a wrapped product
+#   replay-old-cid  a Read held unanswered until the host times it out
+#                   (I/O timeout lowered to 5 s), cancels it and
+#                   reconnects; then its command id on the new
+#                   association, to the idle tag and over the next Read
+#                   that reuses the tag (review M2): each refused as a bad
+#                   response with a recovery, never completing a request,
+#                   live again within 15 s (not after a drain timeout),
+#                   the held Read retried and I/O verified
 #
 # After each scenario: the bad controller is deleted, the target exits 0
 # on SIGTERM, and the kernel log of the scenario has no WARN/BUG/oops.
@@ -78,7 +86,7 @@ readonly BT_NQN=nqn.2026-11.io.xrdma:bad
 BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	inv-wrong-rkey inv-no-mr small-crqsize rej-garbage est-dreq silent
 	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz
-	idle-dreq cross-queue-write"
+	idle-dreq cross-queue-write replay-old-cid"
 # shellcheck disable=SC2206 # a word list
 SCENARIOS=(${XRDMA_BAD_SCENARIOS:-$BT_DEFAULT})
 
@@ -90,17 +98,20 @@ BT_CTRL=
 BT_DEV=
 BT_MARK=
 ADMIN_TMO0=
+IO_TMO0=
 
 cleanup() {
 	[[ -n $ADMIN_TMO0 ]] &&
 		echo "$ADMIN_TMO0" >/sys/module/nvme_core/parameters/admin_timeout
+	[[ -n $IO_TMO0 ]] &&
+		echo "$IO_TMO0" >/sys/module/nvme_core/parameters/io_timeout
 	nvme_delete_ctrls "$TR" >/dev/null 2>&1
 	[[ -n $BT_PID ]] && kill "$BT_PID" 2>/dev/null
 	test_end "$TR"
 }
 trap cleanup EXIT
 
-TEST_CMDS="$BT_BIN dd cmp awk"
+TEST_CMDS="$BT_BIN dd cmp awk taskset"
 test_begin $((${#SCENARIOS[@]} + 5))
 
 # ------------------------------------------------------------ helpers
@@ -471,6 +482,90 @@ sc_early_rsp() {
 		bt_verify || return 1
 	fi
 	bt_logged 'bad response'
+}
+
+# bt_target_said ERE: the target's log has a matching line.
+bt_target_said() {
+	grep -qE "$1" "$BT_LOG"
+}
+
+bt_bad_rsp_at_least() {
+	local n
+	n=$(bt_stat bad_rsp)
+	((${n:-0} >= $1))
+}
+
+# Reads of 4 KiB from CPU 0, one at a time: each takes the next tag of
+# that CPU's queue, so they come round to the held Read's tag.
+bt_read_cpu0() {
+	taskset -c 0 dd if="$BT_DEV" of=/dev/null bs=4k count=64 skip=2048 \
+		iflag=direct status=none
+}
+
+bt_reused_tag_replayed() {
+	bt_read_cpu0
+	bt_target_said 'with the old command id'
+}
+
+sc_replay_old_cid() {
+	local rc=0 t0
+	# the controller's tag set takes the I/O timeout at creation
+	IO_TMO0=$(</sys/module/nvme_core/parameters/io_timeout)
+	echo 5 >/sys/module/nvme_core/parameters/io_timeout
+	bt_connect_live || rc=1
+	echo "$IO_TMO0" >/sys/module/nvme_core/parameters/io_timeout
+	IO_TMO0=
+	((rc == 0)) || return 1
+
+	# block 12345 (LBA 98760) is held: the Read ends after the timeout,
+	# the recovery, the refused replay to the idle tag and a retry
+	t0=$EPOCHSECONDS
+	taskset -c 0 dd if="$BT_DEV" of=/dev/null bs=4k count=1 skip=12345 \
+		iflag=direct status=none || {
+		echo "the held Read failed"
+		rc=1
+	}
+	echo "the held Read ended after $((EPOCHSECONDS - t0)) s"
+	bt_target_said 'holding Read' || {
+		echo "the target held no Read"
+		return 1
+	}
+	wait_for 60 bt_target_said 'to the idle tag' || {
+		echo "no reconnect of the held Read's queue"
+		return 1
+	}
+	wait_for 30 bt_bad_rsp_at_least 1 || {
+		echo "the old command id to an idle tag was not refused"
+		return 1
+	}
+	bt_logged 'bad response \((command not in flight|unknown command id)' ||
+		return 1
+	nvme_wait_state "$BT_CTRL" live 60 || return 1
+
+	wait_for 60 bt_reused_tag_replayed || {
+		echo "no Read came to the held Read's tag"
+		return 1
+	}
+	grep -E 'with the old command id' "$BT_LOG"
+	wait_for 30 bt_bad_rsp_at_least 2 || {
+		echo "the old command id completed the Read that reused its tag"
+		rc=1
+	}
+	echo "recoveries $(bt_counter recoveries), bad_rsp $(bt_stat bad_rsp)"
+	# the Read may have come while a reconnect drained the queues
+	t0=$EPOCHSECONDS
+	nvme_wait_state "$BT_CTRL" live 60 || return 1
+	echo "live again after $((EPOCHSECONDS - t0)) s"
+	((EPOCHSECONDS - t0 < 15)) || {
+		echo "the reconnect waited out a timeout"
+		rc=1
+	}
+	bt_read_cpu0 || {
+		echo "reads after the replays failed"
+		rc=1
+	}
+	bt_verify || rc=1
+	return "$rc"
 }
 
 # ------------------------------------------------------------ background

@@ -44,6 +44,7 @@ const char *const scenario_names[S_NR] = {
 	[S_HUGE_IOCCSZ] = "huge-ioccsz",
 	[S_IDLE_DREQ] = "idle-dreq",
 	[S_CROSS_QUEUE_WRITE] = "cross-queue-write",
+	[S_REPLAY_OLD_CID] = "replay-old-cid",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -67,6 +68,8 @@ static const char *const scenario_help[S_NR] = {
 	[S_HUGE_IOCCSZ] = "Identify IOCCSZ 0x10000005 (16 * IOCCSZ overflows 32 bits) and SGL offsets",
 	[S_IDLE_DREQ] = "disconnect I/O queue 1, idle, when queue 2's connect request comes",
 	[S_CROSS_QUEUE_WRITE] = "RDMA WRITE into the first Read's buffer through the admin queue's connection, then answer it",
+	[S_REPLAY_OLD_CID] = "never answer the first Read of LBA 98760; after the reconnect send its\n"
+		"                  command id: to the idle tag, then over the tag's next Read",
 };
 
 

@@ -215,6 +215,78 @@ static void prop_get(struct queue *q, int i, struct ctrl *ct)
 	complete(q, i, SC_SUCCESS, val, NULL, 0, 0);
 }
 
+/*
+ * replay-old-cid: the Read held unanswered on the first association, and
+ * how far the replays of its command id got.
+ */
+static struct {
+	int phase;	/* 0 nothing held, 1 held, 2 idle replay sent, 3 done */
+	int assoc;	/* the association it was held on */
+	int idle_assoc;	/* the one the idle tag got the old id on */
+	uint16_t qid, cid;
+} held;
+
+#define CID_TAG(cid)	((cid) & 0x0fff)
+
+/*
+ * Hold the first Read of HOLD_LBA: the host times it out, cancels it and
+ * reconnects.  On an association after the one the idle tag got the old id
+ * on (replay_on_connect()), answer the next Read that uses the
+ * same tag with the held command id instead (the generation the tag had
+ * before): the host must refuse it unless that Read has exactly that id.
+ * True if slot @i is taken care of.
+ */
+static bool replay_old_cid(struct queue *q, int i, uint64_t slba)
+{
+	struct cmd *c = &q->cmds[i];
+	uint16_t cid = get16(c->sqe + 2);
+	uint8_t cqe[CQE_SIZE];
+
+	if (scenario != S_REPLAY_OLD_CID || c->sqe[0] != OP_READ)
+		return false;
+	if (held.phase == 0 && slba == HOLD_LBA) {
+		held.phase = 1;
+		held.assoc = associations;
+		held.qid = q->qid;
+		held.cid = cid;
+		logmsg("scenario replay-old-cid: holding Read command id %#x (tag %u) on queue %u, association %d",
+		       cid, CID_TAG(cid), q->qid, associations);
+		return true;	/* the slot stays busy: never answered */
+	}
+	/* not on the association the idle replay ends: the host may drop it */
+	if (held.phase != 2 || associations <= held.idle_assoc ||
+	    q->qid != held.qid || CID_TAG(cid) != CID_TAG(held.cid))
+		return false;
+	held.phase = 3;
+	logmsg("scenario replay-old-cid: association %d: answering Read command id %#x on queue %u with the old command id %#x (%s generation)",
+	       associations, cid, q->qid, held.cid,
+	       cid == held.cid ? "same" : "other");
+	fill_cqe(q, cqe, held.cid, SC_SUCCESS, 0);
+	send_extra(q, cqe, CQE_SIZE, 0);
+	return true;		/* held too; the recovery ends it */
+}
+
+/*
+ * replay-old-cid: the fabrics Connect of I/O queue @q of a later
+ * association is being answered.  The held command's tag is idle (the
+ * controller cannot be live before this queue is): send the old command
+ * id to it, ahead of the Connect's response.
+ */
+static void replay_on_connect(struct queue *q)
+{
+	uint8_t cqe[CQE_SIZE];
+
+	if (scenario != S_REPLAY_OLD_CID || held.phase != 1 ||
+	    q->qid != held.qid || associations <= held.assoc)
+		return;
+	held.phase = 2;
+	held.idle_assoc = associations;
+	logmsg("scenario replay-old-cid: association %d: queue %u connecting, sending the old command id %#x to the idle tag",
+	       associations, q->qid, held.cid);
+	fill_cqe(q, cqe, held.cid, SC_SUCCESS, 0);
+	send_extra(q, cqe, CQE_SIZE, 0);
+}
+
 /* The Connect data has arrived (RDMA READ into the slot's buffer). */
 static void connect_cmd(struct queue *q, int i)
 {
@@ -262,6 +334,7 @@ static void connect_cmd(struct queue *q, int i)
 	}
 	q->cntlid = cntlid;
 	dbg("controller %u: I/O queue %u connected (sqsize %u)", cntlid, qid, sqsize);
+	replay_on_connect(q);
 	complete(q, i, SC_SUCCESS, 0, NULL, 0, 0);
 }
 
@@ -392,6 +465,8 @@ static void nvm_cmd(struct queue *q, int i, bool data_ready)
 		complete(q, i, SC_INVALID_FIELD | SC_DNR, 0, NULL, 0, 0);
 		return;
 	}
+	if (replay_old_cid(q, i, slba))
+		return;
 	if (!data_ready && dreq_mid_io(q, i, op == OP_WRITE))
 		return;
 	p = ram + (slba << LBA_SHIFT);

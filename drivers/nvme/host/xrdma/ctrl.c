@@ -294,6 +294,23 @@ static int xrdma_alloc_io_queues(struct xrdma_ctrl *ctrl)
 }
 
 /*
+ * Wait up to the I/O timeout for the request queues to drain.  A lost
+ * connection meanwhile (xrdma_abort_work()) ends the wait: what it ended
+ * comes back for the next attempt and would never drain on this one.
+ */
+static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
+{
+	unsigned long deadline = jiffies + NVME_IO_TIMEOUT;
+
+	do {
+		if (nvme_wait_freeze_timeout(&ctrl->ctrl, HZ / 10))
+			return true;
+	} while (!READ_ONCE(ctrl->setup_aborted) &&
+		 time_before(jiffies, deadline));
+	return false;
+}
+
+/*
  * A reconnect may be granted another queue count than the tag set has:
  * drain the request queues, resize the tag set, start the new queues.
  */
@@ -303,8 +320,10 @@ static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 
 	nvme_start_freeze(nctrl);
 	nvme_unquiesce_io_queues(nctrl);
-	if (!nvme_wait_freeze_timeout(nctrl, NVME_IO_TIMEOUT)) {
+	if (!xrdma_wait_drained(ctrl)) {
 		nvme_unfreeze(nctrl);
+		if (READ_ONCE(ctrl->setup_aborted))
+			return -ECONNRESET;
 		dev_warn(nctrl->device,
 			 "I/O did not drain for the queue resize, retrying the connection\n");
 		return -ENODEV;

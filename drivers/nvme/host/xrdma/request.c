@@ -65,9 +65,15 @@ static void xrdma_complete_rq(struct request *rq)
 
 	/*
 	 * Cancelled or timed out, a request may still have been waiting: a
-	 * replayed response for its command id must find it done.
+	 * replayed response for its command id must find it done.  Core
+	 * advances the command id's generation only for a completion from
+	 * the wire; advance it here for these, or the next command on this
+	 * tag (a retry of this one, or another) has the old id again and a
+	 * late response to the old command completes it (review M2).
 	 */
-	atomic_set(&req->waiting, 0);
+	if (atomic_xchg(&req->waiting, 0) &&
+	    !(queue->ctrl->ctrl.quirks & NVME_QUIRK_SKIP_CID_GEN))
+		nvme_req(rq)->genctr++;
 	xrdma_unmap_data(queue, rq);
 	xrdma_stat_inc(queue, completed);
 	nvme_complete_rq(rq);
