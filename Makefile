@@ -9,6 +9,7 @@
 #   make tools              the selftests' user-space helpers (tools/badtarget)
 #   make demo               connect with xrdma in the QEMU rig, nvme list, fio
 #   make install|uninstall  modules_install into updates/ + depmod
+#   make deb                nvme-xrdma-dkms_<version>_all.deb (DKMS package)
 
 PIN_KVER  := $(shell cat /etc/xrdma-kver 2>/dev/null || echo 6.12.117)
 KVER      ?= $(PIN_KVER)+deb12-amd64
@@ -16,6 +17,9 @@ KDIR      ?= /lib/modules/$(KVER)/build
 KSRC_TAR  ?= $(firstword $(wildcard /usr/src/linux-source-6.12.tar.xz) \
 			 /usr/src/linux-source-6.12.tar.xz)
 KSRC      ?=
+# 1 (dkms.conf): no BTF of the target's nvme-core is an error, not a
+# fallback to the version check alone
+XRDMA_REQUIRE_BTF ?= 0
 
 # Release and module tree of the kernel we build for.
 KREL      := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
@@ -41,7 +45,7 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak faults lint install uninstall headers check-debug \
-	debug-kernel debug-modules tools
+	debug-kernel debug-modules tools deb
 
 all: modules
 
@@ -68,7 +72,8 @@ endif
 
 $(KHDR)/xrdma_layout.h: $(KHDR)/.stamp tools/build/gen-layout
 	@tools/build/check-version $(KHDR)/Makefile "$(KREL)"
-	@tools/build/gen-layout $(KDIR) $(MODDIR) $@
+	@XRDMA_REQUIRE_BTF=$(XRDMA_REQUIRE_BTF) \
+		tools/build/gen-layout $(KDIR) $(MODDIR) $@
 
 headers: $(KHDR)/xrdma_layout.h
 
@@ -117,8 +122,9 @@ lint: $(KHDR)/.stamp
 		$$(find Documentation -name '*.rst')
 	@echo "lint: shellcheck and rst clean"
 
-# the suite, then test_lifecycle with CPUs offline since boot; one total
-selftests: modules tools
+# the package, the suite, then test_lifecycle with CPUs offline since
+# boot; one total line
+selftests: modules tools deb
 	tools/vm/selftests
 
 check: check-build checkpatch lint selftests
@@ -170,6 +176,33 @@ faults: modules
 bench: modules
 	XRDMA_HOST_LOAD="$$(cat /proc/loadavg)" \
 		tools/vm/run --production --timeout 3000 -- tools/bench
+
+# --- Debian package (DKMS) ----------------------------------------------
+#
+# dpkg-buildpackage on a copy of the sources in .build/deb with
+# packaging/debian as debian/ and a generated debian/changelog; the .deb
+# lands at the top of the tree. The version comes from git describe.
+DEB_VERSION = $(shell tools/build/deb-version)
+DEB_SRC     = $(BUILD)/deb/nvme-xrdma-$(DEB_VERSION)
+
+deb:
+	@rm -rf $(BUILD)/deb nvme-xrdma-dkms_*_all.deb
+	@mkdir -p $(DEB_SRC)/tools
+	@cp -a Makefile Kbuild drivers include $(DEB_SRC)/
+	@cp -a tools/build $(DEB_SRC)/tools/
+	@cp -a packaging/debian $(DEB_SRC)/debian
+	@find $(DEB_SRC)/drivers \( -name '*.o' -o -name '*.ko' \
+		-o -name '*.mod*' -o -name '.*.cmd' -o -name '*.order' \
+		-o -name 'Module.symvers' \) -delete
+	@printf '%s\n' "nvme-xrdma ($(DEB_VERSION)) unstable; urgency=medium" \
+		'' "  * Built from git $$(git describe --always --dirty)." \
+		'' " -- xrdma developers <xrdma@localhost>  $$(date -R)" \
+		> $(DEB_SRC)/debian/changelog
+	cd $(DEB_SRC) && dpkg-buildpackage -b -us -uc -tc \
+		>$(BUILD)/deb/build.log 2>&1 || \
+		{ tail -n 30 $(BUILD)/deb/build.log; exit 1; }
+	@cp $(BUILD)/deb/nvme-xrdma-dkms_$(DEB_VERSION)_all.deb .
+	@echo "  DEB     nvme-xrdma-dkms_$(DEB_VERSION)_all.deb"
 
 # --- install ------------------------------------------------------------
 
