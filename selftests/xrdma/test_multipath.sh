@@ -12,7 +12,8 @@
 #   the host through the ANA change AEN and steer the I/O, counted per
 #   path on the I/O queues in debugfs: B inaccessible, or A optimized and
 #   B non-optimized, puts all I/O on A; the reverse puts it all on B; with
-#   both optimized, iopolicy round-robin uses both paths and numa one;
+#   both optimized, iopolicy round-robin and queue-depth use both paths,
+#   numa (one node) one;
 # - failover (issue 12 §4): under crc32c-verified random overwrites (the
 #   verify header's seed tells a late, stale write from the last one)
 #   spread over both paths, path B's netdev goes down XRDMA_MPATH_CUTS
@@ -57,7 +58,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="ip rdma"
-test_begin 14
+test_begin 15
 
 # ------------------------------------------------------------------ helpers
 
@@ -177,7 +178,11 @@ t_connect() {
 		echo "two namespaces: $da ($CTRL_A), $db ($CTRL_B)"
 		return 1
 	}
-	n=$(find "$SUBSYS" -maxdepth 1 -name 'nvme*n*' | wc -l)
+	# (the class entry is a symlink: a glob, not find)
+	n=0
+	for s in "$SUBSYS"/nvme*n*; do
+		[[ -e $s ]] && n=$((n + 1))
+	done
 	((n == 1)) || {
 		echo "$n namespaces in $SUBSYS, wanted 1"
 		return 1
@@ -233,6 +238,40 @@ t_numa() {
 	fi
 }
 
+t_queue_depth() {
+	ktap_require DEV "not connected" || return
+	set_iopolicy queue-depth || {
+		# shellcheck disable=SC2034 # ktap_test_result reads it
+		KTAP_REASON="no queue-depth iopolicy in this kernel"
+		return "$KSFT_SKIP"
+	}
+	io_split 3 || return 1
+	# the path with fewer commands out takes the next: with 8 out, both
+	((IO_A > 0 && IO_B > 0)) || {
+		echo "queue-depth used one path only"
+		return 1
+	}
+}
+
+# state_ms CTRL leave|reach LIMIT-MS T0-US: print how long after T0
+# (microseconds, EPOCHREALTIME without the dot) CTRL left or reached LIVE,
+# polled every 10 ms without forks; status 1 if not within LIMIT.
+state_ms() {
+	local fd st t
+	exec {fd}<> <(:)
+	while :; do
+		read -r st <"/sys/class/nvme/$1/state" || st=gone
+		t=$(((${EPOCHREALTIME/./} - $4) / 1000))
+		[[ $2 == leave && $st != live ]] && break
+		[[ $2 == reach && $st == live ]] && break
+		((t > $3)) && break
+		read -r -t 0.01 -u "$fd"
+	done
+	exec {fd}>&-
+	echo "$t"
+	[[ $2 == leave && $st != live ]] || [[ $2 == reach && $st == live ]]
+}
+
 # The failover sampler: "ms completed-A completed-B" every ~20 ms.
 sampler() {
 	local fd a
@@ -257,14 +296,14 @@ t_failover() {
 	for ((i = 1; i <= CUTS; i++)); do
 		io_stat "$CTRL_A" completed
 		a0=$STAT
-		t0=$(now_ms)
-		echo "cut $t0" >>"$TEST_TMP/events"
+		t0=${EPOCHREALTIME/./}
+		echo "cut $((t0 / 1000))" >>"$TEST_TMP/events"
 		ip link set "$NETDEV_B" down || rc=1
-		if ! wait_for $((5 * SCALE)) eval "! nvme_state_is $CTRL_B live"; then
+		if ! ms=$(state_ms "$CTRL_B" leave $((5000 * SCALE)) "$t0"); then
 			echo "cut $i: $CTRL_B still live 5 s after link down"
 			rc=1
 		fi
-		left+=($(($(now_ms) - t0)))
+		left+=("$ms")
 		# I/O on A alone for a second
 		sleep 1
 		io_stat "$CTRL_A" completed
@@ -277,14 +316,13 @@ t_failover() {
 			rc=1
 			break
 		}
+		t0=${EPOCHREALTIME/./}
 		ip link set "$NETDEV_B" up || rc=1
-		t0=$(now_ms)
-		if ! nvme_wait_state "$CTRL_B" live 60; then
+		if ! ms=$(state_ms "$CTRL_B" reach 60000 "$t0"); then
 			echo "cut $i: $CTRL_B $(nvme_ctrl_state "$CTRL_B") 60 s after link up"
 			rc=1
 			break
 		fi
-		ms=$(($(now_ms) - t0))
 		io_stat "$CTRL_B" completed
 		a0=$STAT
 		# B carries I/O again (its ANA state read at connect)
@@ -304,6 +342,8 @@ t_failover() {
 		"LIVE again after link up (ms): ${back[*]}"
 	echo "B: $(cat "/sys/class/nvme/$CTRL_B/xrdma/recoveries") recoveries," \
 		"$(cat "/sys/class/nvme/$CTRL_B/xrdma/port_waits") port waits"
+	echo "kernel log of $CTRL_B, last cut:"
+	dmesg_since_mark | grep -E "$CTRL_B|$RXE_B" | tail -n 12
 	return "$rc"
 }
 
@@ -313,6 +353,7 @@ t_failover() {
 # B's return.
 t_gap() {
 	local out max
+	ktap_require DEV "not connected" || return
 	[[ -s $TEST_TMP/samples && -s $TEST_TMP/events ]] || {
 		echo "no samples"
 		return 1
@@ -344,12 +385,19 @@ t_gap() {
 				printf "cut %d: gap %d ms\n", c, g
 				if (g > all) all = g
 			}
+			mean = 0
+			if (ns > 1)
+				mean = (last - first) / (ns - 1)
 			printf "samples %d, interval mean %d ms, max %d ms\n",
-				ns, ns > 1 ? (last - first) / (ns - 1) : 0, dtmax
+				ns, mean, dtmax
 			printf "max %d\n", all
 		}' "$TEST_TMP/events" "$TEST_TMP/samples")
 	echo "$out"
 	max=$(awk '$1 == "max" { print $2 }' <<<"$out")
+	[[ $max =~ ^[0-9]+$ ]] || {
+		echo "no gap computed"
+		return 1
+	}
 	echo "failover gap: longest time with no completion on either path" \
 		"around the cuts: $max ms"
 	((max < 5000 * SCALE))
@@ -375,6 +423,8 @@ t_verify_all() {
 }
 
 t_del_path() {
+	# controllers a failed subtest left
+	nvme_delete_ctrls "$TR"
 	rig_write optimized "$RIG_NVMET/ports/$RIG_PORT/ana_groups/1/ana_state" &&
 		rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B" || return 1
 	PATH_B=0
@@ -387,6 +437,7 @@ ktap_run "ANA: A optimized, B non-optimized, all I/O on A" t_ana_nonoptimized
 ktap_run "ANA: A non-optimized, B optimized, all I/O on B" t_ana_reverse
 ktap_run "both optimized, round-robin: I/O on both paths" t_round_robin
 ktap_run "both optimized, numa: I/O flows" t_numa
+ktap_run "both optimized, queue-depth: I/O on both paths" t_queue_depth
 ktap_run "$CUTS cuts of path B under verified I/O, B back each time" t_failover
 ktap_run "failover gap under 5 s" t_gap
 ktap_run "fio finished, no I/O or verify error" t_fio_done
