@@ -17,8 +17,9 @@
 # documentation address ranges are safe to use.
 #
 # Extra objects on demand: rig_add_nullb, rig_add_subsys, rig_add_port,
-# rig_link, and the ready-made rig_add_ipv6_port, rig_add_param_port and
-# rig_add_rdma_subsys. Every object is pushed on a stack in $RIG_STATE;
+# rig_link, and the ready-made rig_add_ipv6_port, rig_add_param_port,
+# rig_add_rdma_subsys and rig_add_path (a second netdev and rxe device
+# with its own port, for multipath). Every object is pushed on a stack in $RIG_STATE;
 # rig_del_* remove single ones, rig_teardown pops everything, disconnects
 # host controllers of the rig, removes the rxe link and netdev and unloads
 # every module loaded since rig setup started.
@@ -110,15 +111,17 @@ rig_expand_ip6() {
 	echo
 }
 
-# rig_has_gid IP: the rxe port has a GID for IP (RoCE v2 or v1).
+# rig_has_gid IP [RXE]: the rxe port has a GID for IP (RoCE v2 or v1).
 rig_has_gid() {
 	local gid
 	gid=$(rig_gid_of "$1")
-	grep -qx "$gid" /sys/class/infiniband/"$RIG_RXE"/ports/1/gids/* 2>/dev/null
+	grep -qx "$gid" /sys/class/infiniband/"${2:-$RIG_RXE}"/ports/1/gids/* \
+		2>/dev/null
 }
 
+# rig_rxe_active [RXE]
 rig_rxe_active() {
-	rdma link show "$RIG_RXE/1" 2>/dev/null | grep -q "state ACTIVE"
+	rdma link show "${1:-$RIG_RXE}/1" 2>/dev/null | grep -q "state ACTIVE"
 }
 
 rig_setup_net() {
@@ -234,7 +237,9 @@ rig_del_port() {
 	local id=$1 p=$RIG_NVMET/ports/$1 l
 	if [[ -d $p ]]; then
 		for l in "$p"/subsystems/*; do
-			[[ -L $l ]] && rm -f "$l"
+			[[ -L $l ]] || continue
+			rm -f "$l"
+			rig_forget link "$id" "${l##*/}"
 		done
 		rmdir "$p" || return 1
 	fi
@@ -298,6 +303,47 @@ rig_add_rdma_subsys() {
 rig_del_rdma_subsys() {
 	local nqn=${1:-$RIG_NQN_RDMA}
 	rig_del_subsys "$nqn" && rig_del_nullb xrdma_rdma
+}
+
+# rig_add_path NETDEV RXE IP4 PORT [NQN]: a second way to the target, for
+# multipath: a dummy netdev with IP4/24, its own rxe device, and an nvmet
+# port on IP4:4420 exposing NQN (default ram). Taking NETDEV down cuts
+# this path alone.
+rig_add_path() {
+	local nd=$1 rxe=$2 ip=$3 id=$4 nqn=${5:-$RIG_NQN_RAM}
+	if ! ip link show "$nd" >/dev/null 2>&1; then
+		ip link add "$nd" type dummy || return 1
+		rig_push netdev "$nd"
+	fi
+	ip addr replace "$ip/24" dev "$nd" && ip link set "$nd" up || return 1
+	if ! rdma link show "$rxe/1" >/dev/null 2>&1; then
+		rdma link add "$rxe" type rxe netdev "$nd" || return 1
+		rig_push rxe "$rxe"
+	fi
+	wait_for 30 rig_rxe_active "$rxe" || {
+		rig_log "$rxe port not ACTIVE"
+		return 1
+	}
+	wait_for 30 rig_has_gid "$ip" "$rxe" || {
+		rig_log "no GID for $ip on $rxe"
+		return 1
+	}
+	rig_add_port "$id" ipv4 "$ip" "$RIG_TRSVCID" && rig_link "$id" "$nqn"
+}
+
+# rig_del_path NETDEV RXE PORT: undo rig_add_path.
+rig_del_path() {
+	local nd=$1 rxe=$2 id=$3 rc=0
+	rig_del_port "$id" || rc=1
+	if module_loaded ib_core && rdma link show "$rxe/1" >/dev/null 2>&1; then
+		rdma link delete "$rxe" || rc=1
+	fi
+	rig_forget rxe "$rxe"
+	if ip link show "$nd" >/dev/null 2>&1; then
+		ip link del "$nd" || rc=1
+	fi
+	rig_forget netdev "$nd"
+	return "$rc"
 }
 
 # ---------------------------------------------------------------- setup
@@ -393,17 +439,23 @@ rig_teardown() {
 	return "$rc"
 }
 
-# Print (and succeed) if anything of the rig is still around.
+# Print (and succeed) if anything of the rig is still around: its netdevs
+# (xrdma-rig*, rig_add_path's too), rxe links on them, configfs objects.
 rig_leftovers() {
-	local found=1 d
-	if ip link show "$RIG_NETDEV" >/dev/null 2>&1; then
-		rig_log "leftover netdev $RIG_NETDEV"
+	local found=1 d l
+	for d in /sys/class/net/*; do
+		[[ ${d##*/} == "$RIG_NETDEV" || ${d##*/} == xrdma-rig* ]] ||
+			continue
+		rig_log "leftover netdev ${d##*/}"
 		found=0
-	fi
+	done
 	# (Any rdma netlink request autoloads ib_core: only ask if loaded.)
-	if module_loaded ib_core && rdma link show "$RIG_RXE/1" >/dev/null 2>&1; then
-		rig_log "leftover rdma link $RIG_RXE"
-		found=0
+	if module_loaded ib_core; then
+		while read -r l; do
+			rig_log "leftover rdma $l"
+			found=0
+		done < <(rdma link show 2>/dev/null |
+			grep -E "^link $RIG_RXE/|netdev (xrdma-rig|$RIG_NETDEV)")
 	fi
 	for d in "$RIG_NVMET"/ports/* "$RIG_NVMET"/subsystems/* "$RIG_NULLB"/*; do
 		[[ -d $d ]] || continue
