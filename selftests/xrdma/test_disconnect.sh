@@ -25,6 +25,7 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
 readonly TR=${XRDMA_DISC_TR:-xrdma}
 readonly LIMIT_MS=$((2000 * ${XRDMA_TIMEOUT_SCALE:-1}))
+readonly ALL_LIMIT_MS=$((5000 * ${XRDMA_TIMEOUT_SCALE:-1}))
 readonly BT_PORT=4421
 readonly BT_NQN=nqn.2026-11.io.xrdma:dead
 CTRL=
@@ -43,7 +44,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 7
+test_begin 8
 
 # timed WHAT CMD...: run CMD, say how long it took; over LIMIT_MS fails
 # (xrdma only).
@@ -194,7 +195,52 @@ t_connects_again() {
 	CTRL=
 }
 
+# 16 controllers to the same subsystem, all reconnecting because the
+# target's port dropped it: "nvme disconnect-all" ends them all within
+# ALL_LIMIT_MS (issue 12 §2: 5 s), and nothing is left.
+t_reconnecting_all() {
+	local i n rc=0 t0 ms
+	# nvme-cli 2.4 refuses a duplicate itself: ask the kernel directly
+	nvme_fabrics_load || return 1
+	for i in $(seq 16); do
+		echo "transport=$TR,traddr=$RIG_IP4,trsvcid=$RIG_TRSVCID,nqn=$RIG_NQN_RAM,hostnqn=$NVME_HOSTNQN,hostid=$NVME_HOSTID,nr_io_queues=1,reconnect_delay=1,ctrl_loss_tmo=60,duplicate_connect" \
+			>/dev/nvme-fabrics || {
+			echo "connect $i failed"
+			rc=1
+			break
+		}
+	done
+	n=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR" | wc -l)
+	echo "$n controllers"
+	rig_port_close
+	for CTRL in $(nvme_find_ctrl "$RIG_NQN_RAM" "$TR"); do
+		wait_for 30 nvme_state_is "$CTRL" connecting || {
+			echo "$CTRL: state $(nvme_ctrl_state "$CTRL"), not connecting"
+			rc=1
+		}
+	done
+	CTRL=
+	sleep 2
+	t0=$(now_ms)
+	nvme disconnect-all || rc=1
+	wait_for 60 nvme_none_of "$RIG_NQN_RAM" || rc=1
+	ms=$(($(now_ms) - t0))
+	echo "reconnecting: nvme disconnect-all of $n controllers took $ms ms"
+	if [[ $TR == xrdma ]] && ((ms > ALL_LIMIT_MS)); then
+		echo "over $ALL_LIMIT_MS ms"
+		rc=1
+	fi
+	rig_port_open || rc=1
+	return "$rc"
+}
+
+# nvme_none_of NQN: no controller of ours left for NQN.
+nvme_none_of() {
+	! nvme_find_ctrl "$1" "$TR" >/dev/null
+}
+
 ktap_run "disconnect while reconnecting" t_reconnecting
+ktap_run "disconnect-all of 16 reconnecting controllers" t_reconnecting_all
 ktap_run "disconnect from a dead target" t_dead_target
 ktap_run "disconnect with the link down" t_link_down
 ktap_run "disconnect after 14 s with the link down" t_link_down_long
