@@ -231,6 +231,12 @@ static int xrdma_queue_create_qp(struct xrdma_queue *queue)
 	return 0;
 }
 
+static void xrdma_queue_destroy_qp(struct xrdma_queue *queue)
+{
+	rdma_destroy_qp(queue->cm_id);
+	queue->qp = NULL;
+}
+
 static void xrdma_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct xrdma_queue *queue = container_of(wc->wr_cqe,
@@ -317,10 +323,23 @@ out_reset:
 }
 
 /*
+ * Last of a connection's IB resources: its protection domain, if it got
+ * one, and its reference on the device.
+ */
+static void xrdma_queue_put_dev(struct xrdma_queue *queue)
+{
+	if (queue->pd)
+		ib_dealloc_pd(queue->pd);
+	queue->pd = NULL;
+	xrdma_device_put(queue->dev);
+	queue->dev = NULL;
+}
+
+/*
  * Create the IB resources of a queue whose address is resolved: bind the
- * device, create CQ, QP, rings and MR pool, and post the whole receive
- * ring, so the target may answer as soon as we are connected.  Nothing is
- * left allocated on error.
+ * device, create its protection domain, CQ, QP, rings and MR pool, and
+ * post the whole receive ring, so the target may answer as soon as we are
+ * connected.  Nothing is left allocated on error.
  */
 static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 {
@@ -357,7 +376,7 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	ret = xrdma_queue_create_cq(queue);
 	if (ret) {
 		xrdma_qerr(queue, "cannot create CQ: %d\n", ret);
-		goto out_dealloc_pd;
+		goto out_put_dev;
 	}
 
 	ret = xrdma_queue_create_qp(queue);
@@ -394,16 +413,11 @@ out_destroy_mrs:
 out_free_rings:
 	xrdma_queue_free_rings(queue);
 out_destroy_qp:
-	rdma_destroy_qp(queue->cm_id);
-	queue->qp = NULL;
+	xrdma_queue_destroy_qp(queue);
 out_destroy_cq:
 	xrdma_queue_destroy_cq(queue);
-out_dealloc_pd:
-	ib_dealloc_pd(queue->pd);
-	queue->pd = NULL;
 out_put_dev:
-	xrdma_device_put(queue->dev);
-	queue->dev = NULL;
+	xrdma_queue_put_dev(queue);
 	return ret;
 }
 
@@ -413,14 +427,10 @@ static void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
 	/* no REG_MR runs any more: the kept MRs go with the pool */
 	xrdma_frwr_release_kept(queue);
 	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
-	rdma_destroy_qp(queue->cm_id);
-	queue->qp = NULL;
+	xrdma_queue_destroy_qp(queue);
 	xrdma_queue_destroy_cq(queue);
 	xrdma_queue_free_rings(queue);
-	ib_dealloc_pd(queue->pd);
-	queue->pd = NULL;
-	xrdma_device_put(queue->dev);
-	queue->dev = NULL;
+	xrdma_queue_put_dev(queue);
 }
 
 /*
