@@ -76,11 +76,13 @@ test_begin() {
 	dmesg_mark
 }
 
+# connect_subsys TR NQN [OPTS...]: connect to NQN at $NVME_TRADDR (default
+# $RIG_IP4), set CTRL, wait for LIVE.
 connect_subsys() {
-	local tr=$1 nqn=$2
+	local tr=$1 nqn=$2 addr=${NVME_TRADDR:-$RIG_IP4}
 	shift 2
-	nvme_connect "$tr" "$RIG_IP4" "$nqn" "$@" || return 1
-	CTRL=$(nvme_find_ctrl "$nqn" "$tr" "$RIG_IP4" | tail -n 1)
+	nvme_connect "$tr" "$addr" "$nqn" "$@" || return 1
+	CTRL=$(nvme_find_ctrl "$nqn" "$tr" "$addr" | tail -n 1)
 	[[ -n $CTRL ]] || {
 		echo "no $tr controller for $nqn in /sys/class/nvme"
 		return 1

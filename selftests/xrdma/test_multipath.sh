@@ -150,14 +150,7 @@ t_path() {
 }
 
 connect_path() {
-	nvme_connect "$TR" "$1" "$RIG_NQN_RAM" -c 1 -l 300 -k 5 || return 1
-	CTRL=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$1" | tail -n 1)
-	[[ -n $CTRL ]] || {
-		echo "no $TR controller for $1"
-		return 1
-	}
-	echo "controller $CTRL: $(nvme_ctrl_attr "$CTRL" address)"
-	nvme_wait_state "$CTRL" live
+	NVME_TRADDR=$1 connect_subsys "$TR" "$RIG_NQN_RAM" -c 1 -l 300 -k 5
 }
 
 t_connect() {
@@ -413,13 +406,7 @@ t_fio_done() {
 
 t_verify_all() {
 	ktap_require DEV "not connected" || return
-	fio --name=after --filename="$DEV" --direct=1 --ioengine=libaio \
-		--rw=write --bs=128k --iodepth=8 --size=32M --verify=crc32c \
-		--do_verify=1 --verify_fatal=1 >"$TEST_TMP/after.fio" 2>&1 || {
-		tail -n 20 "$TEST_TMP/after.fio"
-		return 1
-	}
-	grep -E 'err=' "$TEST_TMP/after.fio" | head -n 1
+	fio_verify after --rw=write --bs=128k --iodepth=8 --size=32M || return 1
 	nvme_disconnect "$CTRL_B" && nvme_disconnect "$CTRL_A" || return 1
 	CTRL_A=
 	CTRL_B=
