@@ -20,7 +20,10 @@
 #   on a poll queue through resets and target outages must not oops. Needs
 #   native multipath off (it turns polled bios into plain ones on failover),
 #   so nvme-core, which the target uses too, is reloaded with multipath=N
-#   under a rig built anew for that part.
+#   under a rig built anew for that part;
+# - in that part too, a reconnect granted fewer queues while I/O is queued
+#   on the queue that goes: those requests end as a path error instead of
+#   stalling the resize until ctrl_loss_tmo (review m8).
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -103,7 +106,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="fio"
-test_begin 9
+test_begin 10
 
 # reset_live: reset $CTRL and wait until it is live again.
 reset_live() {
@@ -343,6 +346,46 @@ t_poll_storm() {
 	return "$rc"
 }
 ktap_run "io_uring hipri reads through 3 resets and 2 outages" t_poll_storm
+
+# Without multipath nothing fails a request over: one queued on an hctx
+# whose queue a reconnect is not granted again must end (in error), or
+# the resize waits for it until the attempt gives up, attempt after
+# attempt, until ctrl_loss_tmo (review m8).
+t_fewer_no_multipath() {
+	local t0 ms rc=0
+	ktap_require CTRL "no controller" || return
+	(($(nproc) >= 2)) || {
+		# shellcheck disable=SC2034 # ktap_test_result reads it
+		KTAP_REASON="one CPU online"
+		return "$KSFT_SKIP"
+	}
+	expect_queues "2 0 1" || return 1
+	QID_MAX0=$(<"$QID_MAX") || return 1
+	# one job per CPU: each hctx has requests queued when the link goes
+	fio --name=queued --filename="$DEV" --direct=1 --ioengine=libaio \
+		--rw=randread --bs=4k --iodepth=32 --numjobs=2 \
+		--cpus_allowed=0-1 --cpus_allowed_policy=split \
+		--time_based --runtime=600 >"$TEST_TMP/queued.fio" 2>&1 &
+	FIO_PID=$!
+	sleep 2
+	t0=$(now_ms)
+	echo 1 >"$QID_MAX" || return 1
+	wait_for 25 eval "[[ \$(nvme_ctrl_attr \$CTRL queue_count) == 2 ]] &&
+		nvme_state_is \$CTRL live" || rc=1
+	ms=$(($(now_ms) - t0))
+	echo "live with $(($(nvme_ctrl_attr "$CTRL" queue_count) - 1)) I/O" \
+		"queue(s) after $ms ms (limit 25 s), state" \
+		"$(nvme_ctrl_state "$CTRL")"
+	kill -INT "$FIO_PID" 2>/dev/null
+	fio_wait 60 || rc=1
+	FIO_PID=
+	grep -E 'err=' "$TEST_TMP/queued.fio" | head -n 2
+	qid_max_live "$QID_MAX0" 3 || return 1
+	io_verified || return 1
+	return "$rc"
+}
+ktap_run "without multipath, a reconnect granted fewer queues with I/O queued on the lost one: live in 25 s" \
+	t_fewer_no_multipath
 
 t_poll_after() {
 	ktap_require CTRL "no controller" || return
