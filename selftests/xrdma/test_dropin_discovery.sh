@@ -51,6 +51,7 @@ AEN_BOUND=${XRDMA_AEN_BOUND:-10}
 CTRL=
 DEV=
 DC=
+DC_PATH=
 ETC_MOUNTED=0
 ETC_MADE=0
 UEVENTS=
@@ -252,6 +253,9 @@ t_persistent() {
 		--persistent || rc=1
 	dropin_ctrls "$RIG_NQN_NULL" "$RIG_NQN_RAM" "$DISC_NQN" || return 1
 	DC=$(rdma_ctrls "$DISC_NQN")
+	# the uevents' DEVPATH (udevadm shows DEVNAME as /dev/...)
+	DC_PATH=$(readlink -f "/sys/class/nvme/$DC")
+	DC_PATH=${DC_PATH#/sys}
 	echo "persistent discovery controller $DC: kato" \
 		"$(nvme_ctrl_attr "$DC" kato), cntrltype" \
 		"$(nvme_ctrl_attr "$DC" cntrltype)"
@@ -270,7 +274,7 @@ t_aen() {
 		rig_add_subsys "$NEW_NQN" "/dev/$NEW_NULLB" || return 1
 	t0=$(now_ms)
 	rig_link "$RIG_PORT" "$NEW_NQN" || return 1
-	if ! wait_for "$AEN_BOUND" uev_find "$UEVENTS" "DEVNAME=$DC" \
+	if ! wait_for "$AEN_BOUND" uev_find "$UEVENTS" "DEVPATH=$DC_PATH" \
 		"NVME_AEN=$AEN_DISC_CHANGE" >"$TEST_TMP/aen.props"; then
 		echo "no NVME_AEN=$AEN_DISC_CHANGE uevent on $DC within $AEN_BOUND s; captured:"
 		cat "$UEVENTS"
@@ -338,7 +342,7 @@ t_rule_rediscover() {
 	c=$(rdma_ctrls "$NEW_NQN") || return 1
 	nvme_disconnect "$c" || return 1
 	echo 1 >"/sys/class/nvme/$DC/reset_controller" || return 1
-	if ! wait_for 60 uev_find "$UEVENTS" "DEVNAME=$DC" \
+	if ! wait_for 60 uev_find "$UEVENTS" "DEVPATH=$DC_PATH" \
 		NVME_EVENT=rediscover >"$TEST_TMP/rediscover.props"; then
 		echo "no NVME_EVENT=rediscover uevent on $DC within 60 s"
 		tail -n 40 "$UEVENTS"
