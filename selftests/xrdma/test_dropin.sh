@@ -18,61 +18,23 @@ set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=../lib/frame.sh
 . "$DIR/../lib/frame.sh"
+# shellcheck source=../lib/dropin.sh
+. "$DIR/../lib/dropin.sh"
 
-readonly XMOD=nvme-xrdma
-readonly RMOD=nvme-rdma
-readonly XPARAM=/sys/module/nvme_xrdma/parameters/transport_name
 readonly MSG_REFUSED='transport_name=rdma refused: nvme-rdma is loaded'
 readonly MSG_KEPT_OUT='refusing to load nvme_rdma: nvme_xrdma serves transport "rdma"'
 
 CTRL=
 DEV=
-# modules loaded when we started, "" if not; nvme-xrdma's transport_name
-HAD_RDMA=
-HAD_XRDMA=
-RESTORED=0
 
 cleanup() {
-	((RESTORED)) || t_restore >/dev/null 2>&1
+	((DROPIN_RESTORED)) || dropin_restore >/dev/null 2>&1
 	test_end xrdma rdma
 }
 trap cleanup EXIT
 
 TEST_MODULES="nvme_rdma nvme_xrdma"
 test_begin 11
-
-# Unload both, controllers first (of earlier tests, if any were left).
-mods_off() {
-	nvme_delete_ctrls xrdma rdma
-	if module_loaded "$XMOD"; then
-		modprobe -r "$XMOD" || return 1
-	fi
-	if module_loaded "$RMOD"; then
-		modprobe -r "$RMOD" || return 1
-	fi
-	! module_loaded "$XMOD" && ! module_loaded "$RMOD"
-}
-
-# log_mark / log_has TEXT: TEXT in the kernel log since log_mark.
-LOG_MARK=
-log_mark() {
-	LOG_MARK="xrdma-selftest: dropin $$ $(now_ms)"
-	echo "$LOG_MARK" >/dev/kmsg
-}
-
-log_has() {
-	dmesg | awk -v m="$LOG_MARK" 'index($0, m) { p = 1; next } p' |
-		grep -F -- "$1" && return 0
-	echo "not in the kernel log: $1"
-	return 1
-}
-
-t_start() {
-	module_loaded "$RMOD" && HAD_RDMA=1
-	module_loaded "$XMOD" && HAD_XRDMA=$(<"$XPARAM")
-	echo "loaded at start: ${HAD_RDMA:+$RMOD }${HAD_XRDMA:+$XMOD ($HAD_XRDMA)}"
-	mods_off
-}
 
 # Connect -t rdma to the RAM subsystem; WANT is "xrdma" or "nvme-rdma".
 rdma_served_by() {
@@ -95,7 +57,7 @@ rdma_served_by() {
 
 t_refused_after_rdma() {
 	local rc=0
-	mods_off || return 1
+	dropin_mods_off || return 1
 	modprobe "$RMOD" || return 1
 	log_mark
 	if modprobe "$XMOD" transport_name=rdma; then
@@ -114,13 +76,6 @@ t_rdma_still_serves() {
 	module_loaded "$XMOD" && { modprobe -r "$XMOD" || return 1; }
 	module_loaded "$RMOD" || modprobe "$RMOD" || return 1
 	rdma_served_by nvme-rdma
-}
-
-t_dropin_load() {
-	mods_off || return 1
-	modprobe "$XMOD" transport_name=rdma || return 1
-	echo "transport_name $(<"$XPARAM")"
-	[[ $(<"$XPARAM") == rdma ]]
 }
 
 t_rdma_kept_out() {
@@ -153,14 +108,14 @@ t_dropin_serves() {
 }
 
 t_rdma_after_unload() {
-	mods_off || return 1
+	dropin_mods_off || return 1
 	modprobe "$RMOD" || return 1
 	modprobe -r "$RMOD"
 }
 
 t_other_names() {
 	local name rc=0
-	mods_off || return 1
+	dropin_mods_off || return 1
 	for name in tcp fc loop foo; do
 		log_mark
 		if modprobe "$XMOD" transport_name="$name"; then
@@ -174,26 +129,15 @@ t_other_names() {
 	return "$rc"
 }
 
-t_restore() {
-	RESTORED=1
-	mods_off || return 1
-	if [[ -n $HAD_RDMA ]]; then
-		modprobe "$RMOD" || return 1
-	fi
-	if [[ -n $HAD_XRDMA ]]; then
-		modprobe "$XMOD" transport_name="$HAD_XRDMA" || return 1
-	fi
-}
-
-ktap_run "nvme-rdma and nvme-xrdma unloaded" t_start
+ktap_run "nvme-rdma and nvme-xrdma unloaded" dropin_save
 ktap_run "transport_name=rdma refused while nvme-rdma is loaded" t_refused_after_rdma
 ktap_run "nvme-rdma still serves -t rdma" t_rdma_still_serves
-ktap_run "modprobe $XMOD transport_name=rdma" t_dropin_load
+ktap_run "modprobe $XMOD transport_name=rdma" dropin_load
 ktap_run "modprobe nvme-rdma refused while xrdma serves rdma" t_rdma_kept_out
 ktap_run "-t rdma is served by xrdma, verified I/O" t_dropin_serves
 ktap_run "after unloading xrdma nvme-rdma loads again" t_rdma_after_unload
 ktap_run "transport_name tcp, fc, loop, foo refused" t_other_names
-ktap_run "modules loaded at the start loaded again" t_restore
+ktap_run "modules loaded at the start loaded again" dropin_restore
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
 ktap_finished
