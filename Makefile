@@ -45,6 +45,7 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak faults lint install uninstall headers check-debug \
+	check-twoguest \
 	debug-kernel debug-modules tools deb
 
 all: modules
@@ -114,7 +115,7 @@ checkpatch: headers
 # shell scripts, and the reStructuredText documents with their kernel-doc
 lint: $(KHDR)/.stamp
 	shellcheck -x tools/setup tools/demo tools/vm/run tools/vm/init \
-		tools/vm/selftests \
+		tools/vm/selftests tools/vm/fetch-kernel tools/vm/twoguest \
 		$(filter-out tools/build/rst-check,$(wildcard tools/build/*)) \
 		tools/debug/build-kernel
 	$(MAKE) -s -C selftests lint
@@ -172,6 +173,12 @@ soak: modules
 # only the link flap test (make check runs it too)
 faults: modules
 	tools/vm/run --timeout 3600 -- selftests/run_selftests.sh xrdma/test_flap.sh
+
+# two guests: xrdma on our kernel against Linux's nvmet-rdma on Debian 12's
+# 6.1 kernel (downloaded once into /var/tmp/xrdma-kernels), over a QEMU
+# network link; see tools/vm/twoguest
+check-twoguest: modules
+	tools/vm/twoguest
 
 bench: modules
 	XRDMA_HOST_LOAD="$$(cat /proc/loadavg)" \

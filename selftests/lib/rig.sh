@@ -193,8 +193,23 @@ rig_add_subsys() {
 	rig_push subsys "$nqn"
 	rig_write 1 "$s/attr_allow_any_host" || return 1
 	mkdir "$s/namespaces/1" || return 1
+	# RIG_NS_FIXED_UUID=1: the namespace UUID derived from the NQN, not
+	# random, so that a target set up again is the same namespace to the
+	# host, as with a real target (a changed UUID makes nvme-core drop the
+	# namespace on reconnect: "identifiers changed for nsid 1")
+	if [[ -n ${RIG_NS_FIXED_UUID:-} ]]; then
+		rig_write "$(rig_ns_uuid "$nqn")" "$s/namespaces/1/device_uuid" ||
+			return 1
+	fi
 	rig_write "$dev" "$s/namespaces/1/device_path" &&
 		rig_write 1 "$s/namespaces/1/enable"
+}
+
+# rig_ns_uuid NQN: a UUID that only depends on NQN.
+rig_ns_uuid() {
+	local h
+	h=$(md5sum <<<"$1")
+	echo "${h:0:8}-${h:8:4}-${h:12:4}-${h:16:4}-${h:20:12}"
 }
 
 rig_del_subsys() {
