@@ -31,7 +31,10 @@
 # named above, and cost no data: the verified fio sees no error.  Then,
 # with the I/O queues idle, post_recv and post_send each fail the next two
 # attempts of a reset in the I/O queues' setup (receives half posted, a
-# fabrics Connect never sent): the third attempt must connect.
+# fabrics Connect never sent): the third attempt must connect.  The I/O
+# queues connect in parallel, so every one of them posts its receives in
+# an attempt: post_recv is armed with two faults per I/O queue; the
+# fabrics Connects go in order, the first failed one ends the attempt.
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -193,17 +196,19 @@ t_verified() {
 	fio_verify after --rw=randwrite --bsrange=4k-128k --iodepth=16
 }
 
-# reset_failing KNOB: with the I/O queues idle, arm 2 faults and reset:
-# the first two attempts fail in the I/O queues' setup (posting receives,
-# or the fabrics Connect), the third connects.
+# reset_failing KNOB PER: with the I/O queues idle, arm 2 * PER faults
+# (PER: how many one attempt consumes) and reset: the first two attempts
+# fail in the I/O queues' setup (posting receives, or the fabrics
+# Connect), the third connects.
 reset_failing() {
-	local knob=$1 f0 f
+	local knob=$1 n=$((2 * $2)) f0 f
 	f0=$(counter failed_reconnects)
-	echo 2 >"$FAULT/$knob" || return 1
+	echo "$knob: $n faults, $2 per attempt"
+	echo "$n" >"$FAULT/$knob" || return 1
 	# fails with ENETRESET: the write reports how the first attempt ended
 	echo 1 2>/dev/null >"/sys/class/nvme/$CTRL/reset_controller"
 	wait_for 60 knob_spent "$knob" || {
-		echo "$knob: $(cat "$FAULT/$knob") of 2 faults never fired"
+		echo "$knob: $(cat "$FAULT/$knob") of $n faults never fired"
 		return 1
 	}
 	timed_live "reset with $knob failing" || return 1
@@ -346,9 +351,9 @@ ktap_run "REG_MR posted without its SEND: MR kept until the QP is gone" \
 	t_post_send_reg
 ktap_run "the fio loop verified, and a pass after it" t_verified
 ktap_run "receives not posted: two resets fail, the third connects" \
-	reset_failing post_recv
+	reset_failing post_recv "$(io_queues)"
 ktap_run "Connect not sent: two resets fail, the third connects" \
-	reset_failing post_send
+	reset_failing post_send 1
 ktap_run "a drain timing out resets the QP, I/O verified" t_drain
 ktap_run "AEN post failure: recovery, the AEN armed again" t_aen
 ktap_run "no QP for I/O queue 2: connected with fewer queues" t_create_qp
