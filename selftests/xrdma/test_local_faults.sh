@@ -188,20 +188,27 @@ t_verified() {
 	fio_verify after --rw=randwrite --bsrange=4k-128k --iodepth=16
 }
 
+# reset_with_fault KNOB N WHAT: arm N faults of KNOB, reset, wait until
+# they fired and the controller is live again (WHAT names it in the log)
+reset_with_fault() {
+	local knob=$1 n=$2
+	echo "$n" >"$FAULT/$knob" || return 1
+	# may fail with ENETRESET: the write reports how the first attempt ended
+	echo 1 2>/dev/null >"/sys/class/nvme/$CTRL/reset_controller"
+	wait_for 60 knob_spent "$knob" || {
+		echo "$knob: $(cat "$FAULT/$knob") of $n faults never fired"
+		return 1
+	}
+	timed_live "$3"
+}
+
 # reset_failing KNOB: with the I/O queues idle, arm 2 faults and reset:
 # the first two attempts fail in the I/O queues' setup (posting receives,
 # or the fabrics Connect), the third connects.
 reset_failing() {
 	local knob=$1 f0 f
 	f0=$(counter failed_reconnects)
-	echo 2 >"$FAULT/$knob" || return 1
-	# fails with ENETRESET: the write reports how the first attempt ended
-	echo 1 2>/dev/null >"/sys/class/nvme/$CTRL/reset_controller"
-	wait_for 60 knob_spent "$knob" || {
-		echo "$knob: $(cat "$FAULT/$knob") of 2 faults never fired"
-		return 1
-	}
-	timed_live "reset with $knob failing" || return 1
+	reset_with_fault "$knob" 2 "reset with $knob failing" || return 1
 	f=$(counter failed_reconnects)
 	echo "failed reconnects $f0 -> $f"
 	((f == f0 + 2)) || return 1
@@ -214,13 +221,7 @@ reset_failing() {
 t_drain() {
 	fio_start_verified dr || return 1
 	sleep 2
-	echo 1 >"$FAULT/drain" || return 1
-	echo 1 2>/dev/null >"/sys/class/nvme/$CTRL/reset_controller"
-	wait_for 60 knob_spent drain || {
-		echo "the drain fault never fired"
-		return 1
-	}
-	timed_live "reset with a drain timing out" || return 1
+	reset_with_fault drain 1 "reset with a drain timing out" || return 1
 	dmesg | grep -m1 "QP reset: none of its work requests" || {
 		echo "no QP reset logged"
 		return 1
@@ -254,13 +255,7 @@ ns_count_is() {
 t_aen() {
 	local rec0 rec n0 ok=1
 	rec0=$(counter recoveries)
-	echo 1 >"$FAULT/aen" || return 1
-	echo 1 2>/dev/null >"/sys/class/nvme/$CTRL/reset_controller"
-	wait_for 60 knob_spent aen || {
-		echo "the aen fault never fired"
-		return 1
-	}
-	timed_live "reset with the AEN post failing" || return 1
+	reset_with_fault aen 1 "reset with the AEN post failing" || return 1
 	rec=$(counter recoveries)
 	echo "recoveries $rec0 -> $rec"
 	((rec > rec0)) || {

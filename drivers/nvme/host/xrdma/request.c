@@ -522,20 +522,22 @@ static blk_status_t xrdma_prep_rq(struct xrdma_queue *queue,
 	int ret;
 
 	*first = NULL;
-	/*
-	 * A reconnect granted fewer I/O queues: this hctx has no queue any
-	 * more, and the resize that drops it waits for its requests.  End
-	 * them as a path error (multipath fails them over, otherwise they
-	 * fail after nvme-core's retries) rather than requeue them until
-	 * ctrl_loss_tmo (review m8).
-	 */
-	if (unlikely(queue->qid >= READ_ONCE(nctrl->queue_count))) {
-		xrdma_qwarn_rl(queue, "queue not granted again: failing its requests\n");
-		return nvme_host_path_error(rq);
-	}
 	if (!nvme_check_ready(nctrl, rq,
-			      test_bit(XRDMA_Q_LIVE, &queue->flags)))
+			      test_bit(XRDMA_Q_LIVE, &queue->flags))) {
+		/*
+		 * A reconnect granted fewer I/O queues: this hctx has no
+		 * queue any more (never live), and the resize that drops it
+		 * waits for its requests.  End them as a path error
+		 * (multipath fails them over, otherwise they fail after
+		 * nvme-core's retries) rather than requeue them until
+		 * ctrl_loss_tmo (review m8).
+		 */
+		if (queue->qid >= READ_ONCE(nctrl->queue_count)) {
+			xrdma_qwarn_rl(queue, "queue not granted again: failing its requests\n");
+			return nvme_host_path_error(rq);
+		}
 		return nvme_fail_nonready_command(nctrl, rq);
+	}
 
 	if (WARN_ON_ONCE(rq->tag >= queue->size))
 		return BLK_STS_IOERR;
