@@ -6,7 +6,11 @@
 # install nvme-xrdma for the running 6.12 kernel into updates/dkms, with
 # the layout guard; "nvme connect -t xrdma" must autoload that module and
 # verified I/O must work; "apt remove" must leave no nvme-xrdma module
-# behind, and the purge no modprobe.d file.
+# behind, and the purge no modprobe.d file. A second installed 6.12 ABI
+# (tools/setup installs one, /etc/xrdma-kver2) gets what a kernel update
+# runs, the kernel's DKMS hook: it must skip nvme-xrdma with DKMS's
+# BUILD_EXCLUSIVE message and succeed, so that the update goes through
+# with no module built for a kernel whose private nvme headers it lacks.
 #
 # The guest's /usr is the host's, read only: /usr/src and /usr/share/doc
 # get tmpfs overlays for dpkg. The module tools/vm/run installed into
@@ -27,6 +31,9 @@ readonly MOD=nvme-xrdma
 readonly PKG=nvme-xrdma-dkms
 KREL=$(uname -r)
 readonly KREL MODTREE=/lib/modules/$KREL
+KREL2=$(cat /etc/xrdma-kver2 2>/dev/null)
+KREL2=${KREL2:+$KREL2+deb12-amd64}
+readonly KREL2
 TOP=$(cd "$DIR/../.." && pwd -P)
 readonly TOP
 
@@ -64,7 +71,7 @@ fi
 # before test_end, which removes $TEST_TMP (the overlays, the saved module)
 trap 'nvme_delete_ctrls "$TR"; cleanup; test_end "$TR"' EXIT
 
-test_begin 11
+test_begin 12
 
 # dpkg writes below /usr/src and /usr/share/doc; $TEST_TMP is removed at
 # the end, the overlays are gone by then
@@ -117,6 +124,29 @@ t_modprobe_conf() {
 	grep -n 'transport_name=rdma' "$f"
 	# installed, but nothing active: the drop-in line is commented out
 	! grep -vE '^[[:space:]]*(#|$)' "$f"
+}
+
+# The kernel postinst hook of a second ABI: dpkg runs it when that kernel
+# is installed or updated, with the package already in place.
+t_second_abi() {
+	local out rc
+	[[ -n $KREL2 && -e /lib/modules/$KREL2/build/include ]] || {
+		echo "no second 6.12 ABI with headers (${KREL2:-none}): run tools/setup"
+		return 1
+	}
+	out=$(/etc/kernel/postinst.d/dkms "$KREL2" "/boot/vmlinuz-$KREL2" 2>&1)
+	rc=$?
+	grep -v 'readelf: Warning' <<<"$out" | tail -n 12
+	echo "/etc/kernel/postinst.d/dkms $KREL2: exit $rc"
+	((rc == 0)) || return 1
+	grep -q 'BUILD_EXCLUSIVE directive which does not match' <<<"$out" ||
+		{ echo "no BUILD_EXCLUSIVE message"; return 1; }
+	dkms status "$MOD" 2>/dev/null
+	[[ -z $(dkms status "$MOD" -k "$KREL2" 2>/dev/null) ]] || return 1
+	[[ -z $(find "/lib/modules/$KREL2" "/var/lib/dkms/$MOD" \
+		-path "*$KREL2*" -name "$MOD.ko*" 2>/dev/null) ]] || return 1
+	# the running kernel's module stays installed
+	dkms status "$MOD" -k "$KREL" 2>/dev/null | grep -q ": installed"
 }
 
 t_autoload() {
@@ -176,6 +206,8 @@ ktap_run "apt install ./${DEB##*/}: DKMS builds and installs" t_install
 ktap_run "modinfo -n $MOD is in updates/dkms" t_location
 ktap_run "/etc/modprobe.d/nvme-xrdma.conf installed, nothing active" \
 	t_modprobe_conf
+ktap_run "a second 6.12 ABI ($KREL2): the kernel's DKMS hook skips it cleanly" \
+	t_second_abi
 ktap_run "nvme connect -t $TR autoloads the DKMS module" t_autoload
 ktap_run "verified I/O over the DKMS module" t_io
 ktap_run "disconnect and unload" t_disconnect
