@@ -10,6 +10,8 @@
 #   make demo               connect with xrdma in the QEMU rig, nvme list, fio
 #   make install|uninstall  modules_install into updates/ + depmod
 #   make deb                nvme-xrdma-dkms_<version>_all.deb (DKMS package)
+#   make dkms               what dkms.conf runs: the module, or for a kernel
+#                           it cannot be built for, one that refuses to load
 
 PIN_KVER  := $(shell cat /etc/xrdma-kver 2>/dev/null || echo 6.12.117)
 KVER      ?= $(PIN_KVER)+deb12-amd64
@@ -45,7 +47,7 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak faults lint install uninstall headers check-debug \
-	check-twoguest \
+	check-twoguest dkms \
 	debug-kernel debug-modules tools deb
 
 all: modules
@@ -82,6 +84,26 @@ headers: $(KHDR)/xrdma_layout.h
 
 modules: headers
 	$(MAKE) $(KBUILD_ARGS) modules
+
+# DKMS (dkms.conf): a failed build would fail the installation of the
+# kernel on Debian 12 (dkms 3.0.10 fails autoinstall on any module it
+# cannot install, BUILD_EXCLUSIVE skips included).  Where the private
+# headers do not match the kernel (version check, layout guard), build
+# refuse.c instead, with the first error as the reason it gives.
+XRDMA_VERSION ?= unknown
+dkms:
+	@mkdir -p $(BUILD)
+	@$(MAKE) modules >$(BUILD)/dkms.log 2>&1; rc=$$?; \
+	cat $(BUILD)/dkms.log; [ $$rc -eq 0 ] && exit 0; \
+	why=$$(grep -m1 'error:' $(BUILD)/dkms.log | \
+		sed 's/^.*error: *//; s/["\\]//g; s/;$$//'); \
+	echo "dkms: nvme-xrdma cannot be built for $(KREL): $$why" >&2; \
+	echo "dkms: building a module that refuses to load and says so" >&2; \
+	mkdir -p $(KHDR) && \
+	printf '#define XRDMA_REFUSE_WHY "%s"\n#define XRDMA_REFUSE_VERSION "%s"\n' \
+		"$${why:-build failed}" "$(XRDMA_VERSION)" >$(KHDR)/xrdma_refuse.h && \
+	$(MAKE) $(KBUILD_ARGS) clean >/dev/null && \
+	$(MAKE) $(KBUILD_ARGS) XRDMA_REFUSE=1 modules
 
 # user-space helpers of the selftests: the misbehaving target
 tools:
