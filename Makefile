@@ -91,13 +91,23 @@ modules: headers
 # headers do not match the kernel (version check, layout guard), build
 # refuse.c instead, with the first error as the reason it gives.
 XRDMA_VERSION ?= unknown
+# linux-source-6.12's upstream version, to refuse a kernel of another one
+# without unpacking the tarball (a minute or two under TCG)
+SRC_PKGVER = $(if $(KSRC),,$(shell dpkg-query -W -f='$${Version}' \
+		linux-source-6.12 2>/dev/null | sed 's/-.*//'))
 dkms:
 	@mkdir -p $(BUILD)
-	@$(MAKE) modules >$(BUILD)/dkms.log 2>&1; rc=$$?; \
-	cat $(BUILD)/dkms.log; [ $$rc -eq 0 ] && exit 0; \
-	why=$$(grep -m1 'error:' $(BUILD)/dkms.log | \
-		sed 's/^.*error: *//; s/["\\]//g; s/;$$//'); \
-	echo "dkms: nvme-xrdma cannot be built for $(KREL): $$why" >&2; \
+	@why=; [ -z "$(SRC_PKGVER)" ] || case "$(KREL)" in \
+	"$(SRC_PKGVER)"[+-]*|"$(SRC_PKGVER)") ;; \
+	*) why="linux-source-6.12 is $(SRC_PKGVER) but the target kernel is $(KREL)";; \
+	esac; \
+	if [ -z "$$why" ]; then \
+		$(MAKE) modules >$(BUILD)/dkms.log 2>&1; rc=$$?; \
+		cat $(BUILD)/dkms.log; [ $$rc -eq 0 ] && exit 0; \
+		why=$$(grep -m1 'error:' $(BUILD)/dkms.log | \
+			sed 's/^.*error: *//; s/["\\]//g; s/;$$//'); \
+	fi; \
+	echo "dkms: nvme-xrdma cannot be built for $(KREL): $${why:-build failed}" >&2; \
 	echo "dkms: building a module that refuses to load and says so" >&2; \
 	mkdir -p $(KHDR) && \
 	printf '#define XRDMA_REFUSE_WHY "%s"\n#define XRDMA_REFUSE_VERSION "%s"\n' \

@@ -19,8 +19,10 @@
 # with the module index. apt runs offline: the package's dependencies
 # (dkms, linux-source-6.12, dwarves) are installed on the host by
 # tools/setup. XRDMA_DKMS_DEB names the .deb (default: the one at the top
-# of the tree); skips (exit 4) without one. Runtime: the DKMS build under
-# TCG dominates, about 5 of the test's 6 minutes (package/settings: 1200).
+# of the tree); skips (exit 4) without one. Runtime under TCG: the DKMS
+# build at "apt install", 8 to 10 min, dominates; the second ABI's
+# refusal module and depmod about 2 min, the rest about 3 (15 to 18 min
+# in all; package/settings: 1800).
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
