@@ -20,9 +20,10 @@
 # (dkms, linux-source-6.12, dwarves) are installed on the host by
 # tools/setup. XRDMA_DKMS_DEB names the .deb (default: the one at the top
 # of the tree); skips (exit 4) without one. Runtime under TCG: the DKMS
-# build at "apt install", 8 to 10 min, dominates; the second ABI's
-# refusal module and depmod about 2 min, the rest about 3 (15 to 18 min
-# in all; package/settings: 1800).
+# build at "apt install", 8 to 15 min, dominates; the second ABI's
+# refusal module and depmod over its module tree, and the removal, a few
+# minutes each (12 to 30 min in all, 1747 s in one CI run;
+# package/settings: 2700).
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
