@@ -11,8 +11,6 @@
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/post_send_reg ib_post_send()
  *                                                          of a REG_MR chain
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/aen           the AEN's post
- *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/create_qp     rdma_create_qp()
- *                                                          of one I/O queue
  *
  * Writing N to a file makes the next N such calls on the controller's I/O
  * queues fail as the provider would report it (-ENOMEM, no MR, no mapped
@@ -22,10 +20,7 @@
  * including its first REG_MR and refuse the rest, that REG_MR's SEND
  * first, as a full send queue would.  The admin queue is never hit, so the
  * controller can always recover, but by aen, which fails the post of the
- * Asynchronous Event Request that only the admin queue carries.
- * create_qp is no count but a queue id: writing K makes the next QP
- * creation of I/O queue K fail with -ENOMEM, as a device out of QPs would,
- * whichever order the I/O queues connect in.  Debian's
+ * Asynchronous Event Request that only the admin queue carries.  Debian's
  * kernel has no CONFIG_FAULT_INJECTION: this is our own.
  *
  * Cost when off: the hooks sit behind one static key, a no-op jump until
@@ -54,7 +49,6 @@ static const char * const xrdma_fault_names[XRDMA_FAULT_NR] = {
 	[XRDMA_FAULT_DRAIN]		= "drain",
 	[XRDMA_FAULT_POST_SEND_REG]	= "post_send_reg",
 	[XRDMA_FAULT_AEN]		= "aen",
-	[XRDMA_FAULT_CREATE_QP]		= "create_qp",
 };
 
 #define XRDMA_FAULT_RS \
@@ -76,19 +70,12 @@ static struct ratelimit_state xrdma_fault_rs[XRDMA_FAULT_NR] = {
  */
 bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault)
 {
-	atomic_t *armed = &queue->ctrl->faults[fault];
 	bool admin = fault == XRDMA_FAULT_AEN;
 
 	/* the AEN is the admin queue's; any other fault is the I/O queues' */
-	if (!queue->qid != admin)
+	if (!queue->qid != admin ||
+	    atomic_dec_if_positive(&queue->ctrl->faults[fault]) < 0)
 		return false;
-	if (fault == XRDMA_FAULT_CREATE_QP) {
-		/* armed with the qid of the queue to hit */
-		if (atomic_cmpxchg(armed, queue->qid, 0) != queue->qid)
-			return false;
-	} else if (atomic_dec_if_positive(armed) < 0) {
-		return false;
-	}
 	/* one budget per kind: a burst of one must not mute the others */
 	if (__ratelimit(&xrdma_fault_rs[fault]))
 		xrdma_qinfo(queue, "injected fault: %s\n",

@@ -224,8 +224,6 @@ static int xrdma_queue_create_qp(struct xrdma_queue *queue)
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_send_sge = 1 + queue->inline_sge;
 
-	if (xrdma_fault(queue, XRDMA_FAULT_CREATE_QP))
-		return -ENOMEM;
 	ret = rdma_create_qp(queue->cm_id, queue->pd, &attr);
 	if (ret)
 		return ret;
@@ -341,8 +339,7 @@ static void xrdma_queue_put_dev(struct xrdma_queue *queue)
  * Create the IB resources of a queue whose address is resolved: bind the
  * device, create its protection domain, CQ, QP, rings and MR pool, and
  * post the whole receive ring, so the target may answer as soon as we are
- * connected.  Nothing is left allocated on error; if the device refused
- * the CQ, the QP or the MRs, short_of names which.
+ * connected.  Nothing is left allocated on error.
  */
 static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 {
@@ -379,14 +376,12 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	ret = xrdma_queue_create_cq(queue);
 	if (ret) {
 		xrdma_qerr(queue, "cannot create CQ: %d\n", ret);
-		queue->short_of = "CQ";
 		goto out_put_dev;
 	}
 
 	ret = xrdma_queue_create_qp(queue);
 	if (ret) {
 		xrdma_qerr(queue, "cannot create QP: %d\n", ret);
-		queue->short_of = "QP";
 		goto out_destroy_cq;
 	}
 
@@ -401,7 +396,6 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	if (ret) {
 		xrdma_qerr(queue, "cannot allocate %u MRs: %d\n",
 			   queue->size, ret);
-		queue->short_of = "MRs";
 		goto out_free_rings;
 	}
 
@@ -471,7 +465,6 @@ static int xrdma_queue_establish(struct xrdma_queue *queue)
 	bool req_sent = false;
 	int ret;
 
-	queue->short_of = NULL;
 	ret = xrdma_cm_create_id(queue);
 	if (ret)
 		return ret;
@@ -647,7 +640,6 @@ static int xrdma_queue_init(struct xrdma_ctrl *ctrl, int qid)
 	spin_lock_init(&queue->sq_lock);
 	spin_lock_init(&queue->poll_lock);
 	INIT_LIST_HEAD(&queue->kept_mrs);
-	INIT_WORK(&queue->connect_work, xrdma_queue_connect_work);
 	xrdma_queue_pend_reset(queue);
 	/* not allocated yet: see xrdma_queue_alloc() */
 	set_bit(XRDMA_Q_STOPPED, &queue->flags);
