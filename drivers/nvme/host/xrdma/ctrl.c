@@ -13,6 +13,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/inet.h>
 #include <linux/log2.h>
 #include <linux/module.h>
@@ -71,6 +72,9 @@ static void xrdma_teardown_io_queues(struct xrdma_ctrl *ctrl, bool remove)
 
 	nvme_quiesce_io_queues(nctrl);
 	nvme_sync_io_queues(nctrl);
+	if (nctrl->queue_count > 1 &&
+	    xrdma_fault(&ctrl->queues[1], XRDMA_FAULT_QUIESCE_HOLD))
+		msleep(MSEC_PER_SEC);
 	for (qid = nctrl->queue_count - 1; qid > 0; qid--)
 		xrdma_queue_stop(&ctrl->queues[qid]);
 	if (nctrl->tagset)

@@ -11,6 +11,8 @@
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/post_send_reg ib_post_send()
  *                                                          of a REG_MR chain
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/aen           the AEN's post
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/quiesce_hold  a teardown of
+ *                                                          the I/O queues
  *
  * Writing N to a file makes the next N such calls on the controller's I/O
  * queues fail as the provider would report it (-ENOMEM, no MR, no mapped
@@ -20,7 +22,10 @@
  * including its first REG_MR and refuse the rest, that REG_MR's SEND
  * first, as a full send queue would.  The admin queue is never hit, so the
  * controller can always recover, but by aen, which fails the post of the
- * Asynchronous Event Request that only the admin queue carries.  Debian's
+ * Asynchronous Event Request that only the admin queue carries.
+ * quiesce_hold fails nothing: the next N teardowns keep the I/O queues
+ * quiesced for a second, the window in which a namespace scan may add a
+ * request queue to the tag set (xrdma_teardown_io_queues()).  Debian's
  * kernel has no CONFIG_FAULT_INJECTION: this is our own.
  *
  * Cost when off: the hooks sit behind one static key, a no-op jump until
@@ -49,6 +54,7 @@ static const char * const xrdma_fault_names[XRDMA_FAULT_NR] = {
 	[XRDMA_FAULT_DRAIN]		= "drain",
 	[XRDMA_FAULT_POST_SEND_REG]	= "post_send_reg",
 	[XRDMA_FAULT_AEN]		= "aen",
+	[XRDMA_FAULT_QUIESCE_HOLD]	= "quiesce_hold",
 };
 
 #define XRDMA_FAULT_RS \
