@@ -261,42 +261,6 @@ static int xrdma_clamp_queue_size(struct xrdma_ctrl *ctrl, bool new)
 	return 0;
 }
 
-/* Ask the target for queues and set up as many RC connections as granted. */
-static int xrdma_alloc_io_queues(struct xrdma_ctrl *ctrl)
-{
-	struct nvme_ctrl *nctrl = &ctrl->ctrl;
-	unsigned int wanted = nvmf_nr_io_queues(nctrl->opts);
-	int granted = wanted, qid, ret;
-
-	ret = nvme_set_queue_count(nctrl, &granted);
-	if (ret)
-		return ret;
-	if (!granted) {
-		dev_err(nctrl->device, "target granted no I/O queues\n");
-		return -ENOSPC;
-	}
-	if (granted < wanted)
-		dev_warn(nctrl->device, "target granted %d of %u I/O queues\n",
-			 granted, wanted);
-
-	nctrl->queue_count = granted + 1;
-	/* it only sets the types it hands queues to (review m8) */
-	memset(ctrl->io_queues, 0, sizeof(ctrl->io_queues));
-	nvmf_set_io_queues(nctrl->opts, granted, ctrl->io_queues);
-	dev_info(nctrl->device,
-		 "creating %d I/O queues: %u default, %u read, %u poll, depth %u\n",
-		 granted, ctrl->io_queues[HCTX_TYPE_DEFAULT],
-		 ctrl->io_queues[HCTX_TYPE_READ],
-		 ctrl->io_queues[HCTX_TYPE_POLL], nctrl->sqsize + 1);
-
-	for (qid = 1; qid < nctrl->queue_count; qid++) {
-		ret = xrdma_queue_alloc(ctrl, qid, nctrl->sqsize + 1);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 /*
  * Wait up to the I/O timeout for the request queues to drain.  A lost
  * connection meanwhile (xrdma_abort_work()) ends the wait: what it ended
@@ -343,7 +307,7 @@ static int xrdma_configure_io_queues(struct xrdma_ctrl *ctrl, bool new)
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 	int started, ret;
 
-	ret = xrdma_alloc_io_queues(ctrl);
+	ret = xrdma_queues_grant(ctrl);
 	if (ret)
 		return ret;
 

@@ -711,6 +711,50 @@ out_exit:
 }
 
 /**
+ * xrdma_queues_grant() - ask the target for I/O queues, set up those granted
+ * @ctrl: the controller, its admin queue live and its queue depth clamped
+ *
+ * Sets the queue count and the per-type split, then an RC connection for
+ * each granted I/O queue.  Fewer queues than asked are used with a warning.
+ *
+ * Return: 0, a negative errno, or the target's NVMe status.
+ */
+int xrdma_queues_grant(struct xrdma_ctrl *ctrl)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	unsigned int wanted = nvmf_nr_io_queues(nctrl->opts);
+	int granted = wanted, qid, ret;
+
+	ret = nvme_set_queue_count(nctrl, &granted);
+	if (ret)
+		return ret;
+	if (!granted) {
+		dev_err(nctrl->device, "target granted no I/O queues\n");
+		return -ENOSPC;
+	}
+	if (granted < wanted)
+		dev_warn(nctrl->device, "target granted %d of %u I/O queues\n",
+			 granted, wanted);
+
+	nctrl->queue_count = granted + 1;
+	/* it only sets the types it hands queues to (review m8) */
+	memset(ctrl->io_queues, 0, sizeof(ctrl->io_queues));
+	nvmf_set_io_queues(nctrl->opts, granted, ctrl->io_queues);
+	dev_info(nctrl->device,
+		 "creating %d I/O queues: %u default, %u read, %u poll, depth %u\n",
+		 granted, ctrl->io_queues[HCTX_TYPE_DEFAULT],
+		 ctrl->io_queues[HCTX_TYPE_READ],
+		 ctrl->io_queues[HCTX_TYPE_POLL], nctrl->sqsize + 1);
+
+	for (qid = 1; qid < nctrl->queue_count; qid++) {
+		ret = xrdma_queue_alloc(ctrl, qid, nctrl->sqsize + 1);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
  * xrdma_queues_end_all() - stop every queue and end every command
  * @ctrl: the controller; its teardown_lock held, so the tag sets stay
  */

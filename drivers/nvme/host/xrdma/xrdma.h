@@ -428,6 +428,7 @@ void xrdma_frwr_release_kept(struct xrdma_queue *queue);
 
 /* queue.c */
 int xrdma_queues_alloc(struct xrdma_ctrl *ctrl);
+int xrdma_queues_grant(struct xrdma_ctrl *ctrl);
 void xrdma_queues_free(struct xrdma_ctrl *ctrl);
 void xrdma_queues_end_all(struct xrdma_ctrl *ctrl);
 int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size);
