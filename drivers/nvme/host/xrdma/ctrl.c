@@ -64,6 +64,30 @@ static void xrdma_free_ctrl(struct nvme_ctrl *nctrl)
 
 /* --- teardown ------------------------------------------------------------ */
 
+/*
+ * nvme_unquiesce_io_queues() for a tag set that may have grown meanwhile.
+ * A scan under way when recovery or a reset quiesces the I/O queues goes
+ * on adding namespaces, and blk-mq in 6.12 does not quiesce a request
+ * queue that joins a quiesced tag set: unquiescing that one too would take
+ * its depth below zero (WARN in blk_mq_unquiesce_queue()).  Only the
+ * queues that are quiesced are released; the tag list lock keeps the set
+ * as blk_mq_unquiesce_tagset() would.
+ */
+static void xrdma_unquiesce_io_queues(struct nvme_ctrl *nctrl)
+{
+	struct blk_mq_tag_set *set = nctrl->tagset;
+	struct request_queue *q;
+
+	if (!set || !test_and_clear_bit(NVME_CTRL_STOPPED, &nctrl->flags))
+		return;
+	mutex_lock(&set->tag_list_lock);
+	list_for_each_entry(q, &set->tag_list, tag_set_list) {
+		if (!blk_queue_skip_tagset_quiesce(q) && blk_queue_quiesced(q))
+			blk_mq_unquiesce_queue(q);
+	}
+	mutex_unlock(&set->tag_list_lock);
+}
+
 /* Stop the I/O queues and end what they had outstanding. */
 static void xrdma_teardown_io_queues(struct xrdma_ctrl *ctrl, bool remove)
 {
@@ -80,7 +104,7 @@ static void xrdma_teardown_io_queues(struct xrdma_ctrl *ctrl, bool remove)
 	if (nctrl->tagset)
 		nvme_cancel_tagset(nctrl);
 	/* core may now retry or fail over what was cancelled */
-	nvme_unquiesce_io_queues(nctrl);
+	xrdma_unquiesce_io_queues(nctrl);
 	if (remove && nctrl->tagset) {
 		nvme_remove_io_tag_set(nctrl);
 		nctrl->tagset = NULL;
@@ -287,7 +311,7 @@ static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 
 	nvme_start_freeze(nctrl);
-	nvme_unquiesce_io_queues(nctrl);
+	xrdma_unquiesce_io_queues(nctrl);
 	if (!xrdma_wait_drained(ctrl)) {
 		nvme_unfreeze(nctrl);
 		if (READ_ONCE(ctrl->setup_aborted))
