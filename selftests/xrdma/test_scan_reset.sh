@@ -63,6 +63,11 @@ ns_count() {
 	nvme_ctrl_namespaces "$CTRL" | wc -l
 }
 
+# ns_count_is N: the controller has N namespaces.
+ns_count_is() {
+	(($(ns_count) == $1))
+}
+
 t_connect() {
 	local n
 	for ((n = 2; n <= NS_EXTRA + 1; n++)); do
@@ -88,11 +93,11 @@ t_rounds() {
 			echo 1 >"/sys/class/nvme/$CTRL/reset_controller" || return 1
 		wait $! || return 1
 		nvme_wait_state "$CTRL" live 60 || return 1
-		wait_for 60 eval '(($(ns_count) == NS_EXTRA + 1))' || {
+		wait_for 60 ns_count_is $((NS_EXTRA + 1)) || {
 			# a scan ended by the reset: the next AEN or rescan finds
 			# the rest
 			nvme ns-rescan "/dev/$CTRL"
-			wait_for 30 eval '(($(ns_count) == NS_EXTRA + 1))' || {
+			wait_for 30 ns_count_is $((NS_EXTRA + 1)) || {
 				echo "round $i: $(ns_count) namespaces"
 				return 1
 			}
@@ -102,9 +107,9 @@ t_rounds() {
 			return 1
 		fi
 		ns_del
-		wait_for 60 eval '(($(ns_count) == 1))' || {
+		wait_for 60 ns_count_is 1 || {
 			nvme ns-rescan "/dev/$CTRL"
-			wait_for 30 eval '(($(ns_count) == 1))' || return 1
+			wait_for 30 ns_count_is 1 || return 1
 		}
 	done
 	echo "$ROUNDS rounds of $NS_EXTRA namespaces added across a reset"
