@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xrdma: controller lifecycle, and the list of controllers.
+ * xrdma: controller lifecycle.
  *
  *   create -> setup(new) -> LIVE
  *   LIVE -> error recovery -> teardown -> CONNECTING -> reconnect(delay)
@@ -25,28 +25,12 @@
 #define XRDMA_SGLS_KEYED	BIT(2)	/* Identify SGLS: keyed data block */
 #define XRDMA_SGLS_OFFSET	BIT(20)	/* Identify SGLS: in-capsule offset */
 
-/* Fully created controllers; also covers each one's entry. */
-static LIST_HEAD(xrdma_ctrl_list);
-static DEFINE_MUTEX(xrdma_ctrl_mutex);
-
 static struct nvme_ctrl_ops xrdma_ctrl_ops;
 
 static size_t xrdma_cmd_size(void)
 {
 	return sizeof(struct xrdma_request) +
 	       sizeof(struct scatterlist) * XRDMA_INLINE_SG_CNT;
-}
-
-/* Unlink @ctrl; return true if it was listed (it was fully created). */
-static bool xrdma_ctrl_list_del(struct xrdma_ctrl *ctrl)
-{
-	bool listed;
-
-	mutex_lock(&xrdma_ctrl_mutex);
-	listed = !list_empty(&ctrl->entry);
-	list_del_init(&ctrl->entry);
-	mutex_unlock(&xrdma_ctrl_mutex);
-	return listed;
 }
 
 static void xrdma_free_ctrl(struct nvme_ctrl *nctrl)
@@ -616,115 +600,6 @@ static struct nvme_ctrl_ops xrdma_ctrl_ops = {
 	.get_address		= nvmf_get_address,
 };
 
-/* --- the controller list ------------------------------------------------- */
-
-/* Does a listed controller already reach what @opts names? */
-static bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts)
-{
-	struct xrdma_ctrl *ctrl;
-	bool found = false;
-
-	mutex_lock(&xrdma_ctrl_mutex);
-	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
-		if (nvmf_ip_options_match(&ctrl->ctrl, opts)) {
-			found = true;
-			break;
-		}
-	}
-	mutex_unlock(&xrdma_ctrl_mutex);
-	return found;
-}
-
-/*
- * Whether a queue of @ctrl is on @ibdev (and on @port, unless it is 0).
- * Call with xrdma_ctrl_mutex.
- */
-static bool xrdma_ctrl_uses_device(struct xrdma_ctrl *ctrl,
-				   struct ib_device *ibdev, u32 port)
-{
-	int qid, count = READ_ONCE(ctrl->ctrl.queue_count);
-	bool found = false;
-
-	for (qid = 0; qid < count && !found; qid++) {
-		struct xrdma_queue *queue = &ctrl->queues[qid];
-
-		/* stop_lock keeps the queue from being released meanwhile */
-		mutex_lock(&queue->stop_lock);
-		found = test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
-			queue->cm_id->device == ibdev &&
-			(!port || queue->cm_id->port_num == port);
-		mutex_unlock(&queue->stop_lock);
-	}
-	return found;
-}
-
-/**
- * xrdma_delete_ctrls() - delete controllers and wait until they are gone
- * @ibdev: delete the controllers with a queue on this RDMA device, or all
- *	of them if NULL
- */
-void xrdma_delete_ctrls(struct ib_device *ibdev)
-{
-	struct xrdma_ctrl *ctrl;
-	bool any = false;
-
-	mutex_lock(&xrdma_ctrl_mutex);
-	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
-		if (ibdev && !xrdma_ctrl_uses_device(ctrl, ibdev, 0))
-			continue;
-		if (ibdev)
-			dev_info(ctrl->ctrl.device,
-				 "RDMA device %s removed, deleting controller\n",
-				 dev_name(&ibdev->dev));
-		nvme_delete_ctrl(&ctrl->ctrl);
-		any = true;
-	}
-	mutex_unlock(&xrdma_ctrl_mutex);
-	if (any)
-		flush_workqueue(nvme_delete_wq);
-}
-
-/**
- * xrdma_port_event() - react at once to an RDMA port going down or up
- * @ibdev: the device
- * @port: the port
- * @up: the port is ACTIVE again
- *
- * Down: a live controller with a queue on that port starts error recovery
- * now instead of when a retry-exceeded completion, a command timeout or
- * keep-alive tells it, seconds later.  Up: a controller sleeping out its
- * reconnect_delay tries now.  Which device a reconnect will resolve to is
- * not known before it resolves: every waiting controller tries, and one
- * that fails waits its delay again.
- */
-void xrdma_port_event(struct ib_device *ibdev, u32 port, bool up)
-{
-	struct xrdma_ctrl *ctrl;
-
-	mutex_lock(&xrdma_ctrl_mutex);
-	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
-		struct nvme_ctrl *nctrl = &ctrl->ctrl;
-
-		if (up) {
-			/* only a reconnect that is waiting, not running */
-			if (!cancel_delayed_work(&ctrl->reconnect_work))
-				continue;
-			dev_info(nctrl->device,
-				 "%s port %u is active: reconnecting now\n",
-				 dev_name(&ibdev->dev), port);
-			queue_delayed_work(nvme_wq, &ctrl->reconnect_work, 0);
-			continue;
-		}
-		if (nvme_ctrl_state(nctrl) != NVME_CTRL_LIVE ||
-		    !xrdma_ctrl_uses_device(ctrl, ibdev, port))
-			continue;
-		dev_warn(nctrl->device, "%s port %u is down: recovering\n",
-			 dev_name(&ibdev->dev), port);
-		xrdma_error_recovery(ctrl);
-	}
-	mutex_unlock(&xrdma_ctrl_mutex);
-}
-
 /* --- creation ------------------------------------------------------------ */
 
 /* "traddr"/"host_traddr" are numeric IPv4 or IPv6 (with %scope). */
@@ -848,9 +723,7 @@ static struct nvme_ctrl *xrdma_create_ctrl(struct device *dev,
 		 "new ctrl: NQN \"%s\", addr %pISpcs, hostnqn: %s, via %s\n",
 		 nvmf_ctrl_subsysnqn(&ctrl->ctrl), &ctrl->addr,
 		 opts->host->nqn, xrdma_transport.name);
-	mutex_lock(&xrdma_ctrl_mutex);
-	list_add_tail(&ctrl->entry, &xrdma_ctrl_list);
-	mutex_unlock(&xrdma_ctrl_mutex);
+	xrdma_ctrl_list_add(ctrl);
 	return &ctrl->ctrl;
 
 out_uninit_ctrl:

@@ -450,6 +450,11 @@ void xrdma_shutdown_work(struct work_struct *work);
 /* ctrl.c */
 extern struct nvmf_transport_ops xrdma_transport;
 void xrdma_set_transport_name(const char *name);
+
+/* ctrls.c */
+void xrdma_ctrl_list_add(struct xrdma_ctrl *ctrl);
+bool xrdma_ctrl_list_del(struct xrdma_ctrl *ctrl);
+bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts);
 void xrdma_delete_ctrls(struct ib_device *ibdev);
 void xrdma_port_event(struct ib_device *ibdev, u32 port, bool up);
 

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xrdma: the list of fully created controllers, and what reaches all of
+ * them at once: an RDMA device going away, a port going down or up.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mutex.h>
+
+#include "xrdma.h"
+
+/* Fully created controllers; also covers each one's entry. */
+static LIST_HEAD(xrdma_ctrl_list);
+static DEFINE_MUTEX(xrdma_ctrl_mutex);
+
+/**
+ * xrdma_ctrl_list_add() - list a controller that has been created
+ * @ctrl: the controller, live
+ */
+void xrdma_ctrl_list_add(struct xrdma_ctrl *ctrl)
+{
+	mutex_lock(&xrdma_ctrl_mutex);
+	list_add_tail(&ctrl->entry, &xrdma_ctrl_list);
+	mutex_unlock(&xrdma_ctrl_mutex);
+}
+
+/**
+ * xrdma_ctrl_list_del() - unlink a controller that is being freed
+ * @ctrl: the controller
+ *
+ * Return: true if it was listed, that is, fully created.
+ */
+bool xrdma_ctrl_list_del(struct xrdma_ctrl *ctrl)
+{
+	bool listed;
+
+	mutex_lock(&xrdma_ctrl_mutex);
+	listed = !list_empty(&ctrl->entry);
+	list_del_init(&ctrl->entry);
+	mutex_unlock(&xrdma_ctrl_mutex);
+	return listed;
+}
+
+/**
+ * xrdma_ctrl_is_duplicate() - whether a listed controller reaches @opts
+ * @opts: the options of a controller being created
+ *
+ * Return: true if one already connects to what @opts names.
+ */
+bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts)
+{
+	struct xrdma_ctrl *ctrl;
+	bool found = false;
+
+	mutex_lock(&xrdma_ctrl_mutex);
+	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
+		if (nvmf_ip_options_match(&ctrl->ctrl, opts)) {
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&xrdma_ctrl_mutex);
+	return found;
+}
+
+/*
+ * Whether a queue of @ctrl is on @ibdev (and on @port, unless it is 0).
+ * Call with xrdma_ctrl_mutex.
+ */
+static bool xrdma_ctrl_uses_device(struct xrdma_ctrl *ctrl,
+				   struct ib_device *ibdev, u32 port)
+{
+	int qid, count = READ_ONCE(ctrl->ctrl.queue_count);
+	bool found = false;
+
+	for (qid = 0; qid < count && !found; qid++) {
+		struct xrdma_queue *queue = &ctrl->queues[qid];
+
+		/* stop_lock keeps the queue from being released meanwhile */
+		mutex_lock(&queue->stop_lock);
+		found = test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
+			queue->cm_id->device == ibdev &&
+			(!port || queue->cm_id->port_num == port);
+		mutex_unlock(&queue->stop_lock);
+	}
+	return found;
+}
+
+/**
+ * xrdma_delete_ctrls() - delete controllers and wait until they are gone
+ * @ibdev: delete the controllers with a queue on this RDMA device, or all
+ *	of them if NULL
+ */
+void xrdma_delete_ctrls(struct ib_device *ibdev)
+{
+	struct xrdma_ctrl *ctrl;
+	bool any = false;
+
+	mutex_lock(&xrdma_ctrl_mutex);
+	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
+		if (ibdev && !xrdma_ctrl_uses_device(ctrl, ibdev, 0))
+			continue;
+		if (ibdev)
+			dev_info(ctrl->ctrl.device,
+				 "RDMA device %s removed, deleting controller\n",
+				 dev_name(&ibdev->dev));
+		nvme_delete_ctrl(&ctrl->ctrl);
+		any = true;
+	}
+	mutex_unlock(&xrdma_ctrl_mutex);
+	if (any)
+		flush_workqueue(nvme_delete_wq);
+}
+
+/**
+ * xrdma_port_event() - react at once to an RDMA port going down or up
+ * @ibdev: the device
+ * @port: the port
+ * @up: the port is ACTIVE again
+ *
+ * Down: a live controller with a queue on that port starts error recovery
+ * now instead of when a retry-exceeded completion, a command timeout or
+ * keep-alive tells it, seconds later.  Up: a controller sleeping out its
+ * reconnect_delay tries now.  Which device a reconnect will resolve to is
+ * not known before it resolves: every waiting controller tries, and one
+ * that fails waits its delay again.
+ */
+void xrdma_port_event(struct ib_device *ibdev, u32 port, bool up)
+{
+	struct xrdma_ctrl *ctrl;
+
+	mutex_lock(&xrdma_ctrl_mutex);
+	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
+		struct nvme_ctrl *nctrl = &ctrl->ctrl;
+
+		if (up) {
+			/* only a reconnect that is waiting, not running */
+			if (!cancel_delayed_work(&ctrl->reconnect_work))
+				continue;
+			dev_info(nctrl->device,
+				 "%s port %u is active: reconnecting now\n",
+				 dev_name(&ibdev->dev), port);
+			queue_delayed_work(nvme_wq, &ctrl->reconnect_work, 0);
+			continue;
+		}
+		if (nvme_ctrl_state(nctrl) != NVME_CTRL_LIVE ||
+		    !xrdma_ctrl_uses_device(ctrl, ibdev, port))
+			continue;
+		dev_warn(nctrl->device, "%s port %u is down: recovering\n",
+			 dev_name(&ibdev->dev), port);
+		xrdma_error_recovery(ctrl);
+	}
+	mutex_unlock(&xrdma_ctrl_mutex);
+}
