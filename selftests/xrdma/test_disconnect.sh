@@ -10,7 +10,9 @@
 #   dead target   tools/badtarget (ports 4421, 4422) stopped with SIGSTOP:
 #                 rxe still acks every packet, no command is answered any
 #                 more; a read in flight, or the shutdown, would hold the
-#                 deletion for its timeout
+#                 deletion for its timeout; 16 controllers on one such
+#                 target (port 4423) deleted one after another, as
+#                 disconnect-all does, within 5 s
 #   link down     the rxe netdev is down, for 1 s (recovery waiting for
 #                 the port) and for 14 s (connections released, reconnect
 #                 attempts failing: no CM id may pile up)
@@ -44,7 +46,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 8
+test_begin 9
 
 # timed WHAT CMD...: run CMD, say how long it took; over LIMIT_MS fails
 # (xrdma only).
@@ -83,10 +85,11 @@ t_reconnecting() {
 	return "$rc"
 }
 
-# bt_start PORT: a well-behaved tools/badtarget on PORT (adds to BT_PID).
+# bt_start PORT [OPTION...]: a well-behaved tools/badtarget on PORT (adds
+# to BT_PID).
 bt_start() {
 	local log=$TEST_TMP/bt.$1.log
-	"$BADTARGET" --port "$1" --nqn "$BT_NQN-$1" >"$log" 2>&1 &
+	"$BADTARGET" --port "$1" --nqn "$BT_NQN-$1" "${@:2}" >"$log" 2>&1 &
 	BT_PID+=" $!"
 	wait_for 10 grep -q "listening on" "$log"
 }
@@ -143,6 +146,51 @@ t_dead_target() {
 	CTRL=
 	bt_gone
 	[[ -z $a ]] || wait_for 60 nvme_ctrl_gone "$a"
+	return "$rc"
+}
+
+# 16 idle controllers on one target that stops answering, deleted one
+# after another as "nvme disconnect-all" does (through sysfs, see
+# t_dead_target): the first deletion waits out its shutdown (1 s), the
+# others must not each wait as long again: within ALL_LIMIT_MS in all.
+t_dead_target_all() {
+	local port=$((BT_PORT + 2)) i n c ctrls ms t0 t1 rc=0 times=
+	# several controllers of one host: the subsystem must say it allows it
+	bt_start "$port" --multi-ctrl || return 1
+	for i in $(seq 16); do
+		echo "transport=$TR,traddr=$RIG_IP4,trsvcid=$port,nqn=$BT_NQN-$port,hostnqn=$NVME_HOSTNQN,hostid=$NVME_HOSTID,nr_io_queues=1,keep_alive_tmo=15,ctrl_loss_tmo=60,duplicate_connect" \
+			>/dev/nvme-fabrics || {
+			echo "connect $i failed"
+			rc=1
+			break
+		}
+	done
+	n=$(nvme_find_ctrl "$BT_NQN-$port" "$TR" | wc -l)
+	echo "$n controllers"
+	if ((rc == 0)); then
+		for c in $BT_PID; do
+			kill -STOP "$c"
+		done
+		ctrls=$(nvme_find_ctrl "$BT_NQN-$port" "$TR")
+		sleep 1
+		t0=$(now_ms)
+		for c in $ctrls; do
+			t1=$(now_ms)
+			sysfs_delete "$c" || rc=1
+			times+=" $(($(now_ms) - t1))"
+		done
+		ms=$(($(now_ms) - t0))
+		echo "dead target: $n deletions one after another took $ms ms (each:$times)"
+		if [[ $TR == xrdma ]] && ((ms > ALL_LIMIT_MS)); then
+			echo "over $ALL_LIMIT_MS ms"
+			rc=1
+		fi
+	fi
+	for c in $(nvme_find_ctrl "$BT_NQN-$port" "$TR"); do
+		nvme_delete_ctrl "$c"
+	done
+	bt_gone
+	wait_for 60 nvme_none_of "$BT_NQN-$port" || rc=1
 	return "$rc"
 }
 
@@ -242,6 +290,7 @@ nvme_none_of() {
 ktap_run "disconnect while reconnecting" t_reconnecting
 ktap_run "disconnect-all of 16 reconnecting controllers" t_reconnecting_all
 ktap_run "disconnect from a dead target" t_dead_target
+ktap_run "16 deletions from a dead target" t_dead_target_all
 ktap_run "disconnect with the link down" t_link_down
 ktap_run "disconnect after 14 s with the link down" t_link_down_long
 ktap_run "the device connects again" t_connects_again

@@ -75,6 +75,7 @@ static const char *const scenario_help[S_NR] = {
 
 enum scenario scenario = S_GOOD;
 bool misbehaved;		/* the one-shot misbehaviour happened */
+bool multi_ctrl;		/* --multi-ctrl: CMIC and NMIC say so */
 int verbose;
 volatile sig_atomic_t stop;
 struct rdma_event_channel *cm_ch;
@@ -375,8 +376,11 @@ static void usage(FILE *f)
 {
 	int s;
 
-	fprintf(f, "usage: badtarget [--addr IP] [--port N] [--nqn NQN] [--scenario NAME] [-v]\n"
-		"  defaults: 192.0.2.1, 4421, %s, good\nscenarios:\n", subnqn);
+	fprintf(f, "usage: badtarget [--addr IP] [--port N] [--nqn NQN] [--scenario NAME] [--multi-ctrl] [-v]\n"
+		"  defaults: 192.0.2.1, 4421, %s, good\n"
+		"  --multi-ctrl: the subsystem may have several controllers of one host,\n"
+		"  its namespace shared (without it, a second one is refused by the host)\n"
+		"scenarios:\n", subnqn);
 	for (s = 0; s < S_NR; s++)
 		fprintf(f, "  %-15s %s\n", scenario_names[s], scenario_help[s]);
 }
@@ -388,6 +392,7 @@ int main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "nqn", required_argument, NULL, 'n' },
 		{ "scenario", required_argument, NULL, 's' },
+		{ "multi-ctrl", no_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "list", no_argument, NULL, 'l' },
@@ -398,7 +403,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	int o, s;
 
-	while ((o = getopt_long(argc, argv, "a:p:n:s:vhl", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "a:p:n:s:mvhl", opts, NULL)) != -1) {
 		switch (o) {
 		case 'a':
 			addr = optarg;
@@ -419,6 +424,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			scenario = s;
+			break;
+		case 'm':
+			multi_ctrl = true;
 			break;
 		case 'v':
 			verbose++;

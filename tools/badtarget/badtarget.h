@@ -164,6 +164,7 @@ static inline size_t slot_size(void)
 	return SQE_SIZE + (scenario == S_HUGE_IOCCSZ ? ICD_MAX : 0);
 }
 extern bool misbehaved;		/* the one-shot misbehaviour happened */
+extern bool multi_ctrl;
 extern int verbose;
 extern volatile sig_atomic_t stop;
 extern struct rdma_event_channel *cm_ch;

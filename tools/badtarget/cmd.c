@@ -28,6 +28,7 @@ static void identify(struct queue *q, int i, struct ctrl *ct)
 		put64(d + 16, nblocks);
 		d[25] = 0;	/* one LBA format */
 		d[26] = 0;
+		d[30] = multi_ctrl;	/* NMIC: shared */
 		memcpy(d + 104, "badtarget-nguid1", 16);
 		d[128 + 2] = LBA_SHIFT;	/* lbaf[0].ds */
 		break;
@@ -38,6 +39,7 @@ static void identify(struct queue *q, int i, struct ctrl *ct)
 		memset(d + 24, ' ', 40);
 		memcpy(d + 24, "xrdma bad target", 16);
 		memcpy(d + 64, "1.0     ", 8);
+		d[76] = multi_ctrl << 1;	/* CMIC: multiple controllers */
 		d[77] = 0;	/* MDTS: no limit */
 		put16(d + 78, ct->cntlid);
 		put32(d + 80, 0x00010300);
