@@ -116,6 +116,26 @@ static void xrdma_teardown_admin_queue(struct xrdma_ctrl *ctrl, bool remove)
 }
 
 /*
+ * Another controller's shutdown to this target address went unanswered,
+ * and this one has had no response on its admin queue since that shutdown
+ * was sent: its own would wait XRDMA_SHUTDOWN_MS in vain as well, and a
+ * disconnect-all of many controllers would add those waits up.
+ */
+static bool xrdma_target_known_silent(struct xrdma_ctrl *ctrl)
+{
+	unsigned long at = READ_ONCE(ctrl->silent_at);
+	unsigned long sent = at - msecs_to_jiffies(XRDMA_SHUTDOWN_MS);
+
+	if (!at || time_after(jiffies, at + msecs_to_jiffies(XRDMA_SILENT_MS)) ||
+	    time_after(READ_ONCE(ctrl->admin_rx_at), sent))
+		return false;
+	dev_info(ctrl->ctrl.device,
+		 "deleting without a shutdown: the target left another controller's unanswered %u ms ago and has not answered this one since\n",
+		 jiffies_to_msecs(jiffies - at));
+	return true;
+}
+
+/*
  * The one way down, from any partial state: whatever a failed or complete
  * xrdma_setup_ctrl() built is found from the queue flags and the tag set
  * pointers.  @disable clears CC.EN (with an orderly shutdown, CC.SHN, when
@@ -138,7 +158,8 @@ static bool xrdma_teardown_ctrl(struct xrdma_ctrl *ctrl, bool disable,
 
 	mutex_lock(&ctrl->teardown_lock);
 	xrdma_teardown_io_queues(ctrl, remove);
-	if (disable && test_bit(XRDMA_Q_LIVE, &ctrl->queues[0].flags)) {
+	if (disable && test_bit(XRDMA_Q_LIVE, &ctrl->queues[0].flags) &&
+	    !(remove && xrdma_target_known_silent(ctrl))) {
 		/* a target that stopped answering must not hold a delete */
 		if (remove)
 			queue_delayed_work(nvme_wq, &ctrl->shutdown_work,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * xrdma: the list of fully created controllers, and what reaches all of
- * them at once: an RDMA device going away, a port going down or up.
+ * them at once: an RDMA device going away, a port going down or up, a
+ * target that left a shutdown unanswered.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -110,6 +111,30 @@ void xrdma_delete_ctrls(struct ib_device *ibdev)
 	mutex_unlock(&xrdma_ctrl_mutex);
 	if (any)
 		flush_workqueue(nvme_delete_wq);
+}
+
+/**
+ * xrdma_ctrls_note_silent() - a target left a shutdown unanswered
+ * @ctrl: the controller whose shutdown got no answer
+ *
+ * Every other controller to the same address and service id remembers
+ * when, for its own deletion (xrdma_target_known_silent()).
+ */
+void xrdma_ctrls_note_silent(struct xrdma_ctrl *ctrl)
+{
+	struct nvmf_ctrl_options *opts = ctrl->ctrl.opts;
+	unsigned long now = jiffies ?: 1;
+	struct xrdma_ctrl *other;
+
+	mutex_lock(&xrdma_ctrl_mutex);
+	list_for_each_entry(other, &xrdma_ctrl_list, entry) {
+		if (other == ctrl ||
+		    strcmp(other->ctrl.opts->traddr, opts->traddr) ||
+		    strcmp(other->ctrl.opts->trsvcid, opts->trsvcid))
+			continue;
+		WRITE_ONCE(other->silent_at, now);
+	}
+	mutex_unlock(&xrdma_ctrl_mutex);
 }
 
 /**

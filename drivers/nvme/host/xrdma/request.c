@@ -262,6 +262,8 @@ void xrdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (IS_ERR(req))
 		return;
 
+	if (!queue->qid)
+		WRITE_ONCE(queue->ctrl->admin_rx_at, jiffies);
 	ib_dma_sync_single_for_device(ibdev, dma, sizeof(*cqe),
 				      DMA_FROM_DEVICE);
 	if (unlikely(xrdma_queue_post_recv(queue, slot))) {
@@ -839,7 +841,9 @@ void xrdma_delete_work(struct work_struct *work)
  * @work: ctrl->shutdown_work, queued for the time the shutdown may take
  *
  * Each property access would wait for the admin timeout (60 s).  The
- * admin tag set lives until the deletion has cancelled this work.
+ * admin tag set lives until the deletion has cancelled this work.  The
+ * other controllers of the target are told, so that their deletions do
+ * not wait for a shutdown in vain too (xrdma_ctrls_note_silent()).
  */
 void xrdma_shutdown_work(struct work_struct *work)
 {
@@ -849,6 +853,7 @@ void xrdma_shutdown_work(struct work_struct *work)
 	dev_warn(ctrl->ctrl.device,
 		 "deleting: no shutdown within %u ms, ending it\n",
 		 XRDMA_SHUTDOWN_MS);
+	xrdma_ctrls_note_silent(ctrl);
 	xrdma_queue_stop(&ctrl->queues[0]);
 	nvme_cancel_admin_tagset(&ctrl->ctrl);
 }

@@ -32,6 +32,7 @@
 #define XRDMA_PORT_WAIT_MS	10000	/* teardown held for a down port */
 #define XRDMA_SHUTDOWN_MS	1000	/* a delete's shutdown, at most */
 #define XRDMA_DELETE_GRACE_MS	1000	/* a delete waits for commands */
+#define XRDMA_SILENT_MS		30000	/* an unanswered shutdown counts */
 #define XRDMA_DRAIN_MS		5000	/* bounded QP drain */
 #define XRDMA_MAX_FR_PAGES	256	/* 1 MiB per I/O with 4 KiB pages */
 #define XRDMA_MAX_INLINE_SGE	16	/* in-capsule data segments */
@@ -262,6 +263,9 @@ struct xrdma_request {
  *	attempt then fails with -ETIMEDOUT, see xrdma_setup_status())
  * @setup_aborted: a connection of the current setup failed
  *	(xrdma_abort_work()): the attempt fails with -ECONNRESET
+ * @admin_rx_at: jiffies of the last response on the admin queue
+ * @silent_at: jiffies at which another controller's shutdown to the same
+ *	target address went unanswered, 0 if none did
  * @counters: lifetime event counters (sysfs)
  * @debugfs: this controller's debugfs directory
  * @faults: armed fault injections per kind (fault.c)
@@ -284,6 +288,8 @@ struct xrdma_ctrl {
 	bool			use_inline;
 	bool			setup_timed_out;
 	bool			setup_aborted;
+	unsigned long		admin_rx_at;
+	unsigned long		silent_at;
 	struct xrdma_ctrl_counters counters;
 	struct dentry		*debugfs;
 	atomic_t		faults[XRDMA_FAULT_NR];
@@ -457,6 +463,7 @@ bool xrdma_ctrl_list_del(struct xrdma_ctrl *ctrl);
 bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts);
 void xrdma_delete_ctrls(struct ib_device *ibdev);
 void xrdma_port_event(struct ib_device *ibdev, u32 port, bool up);
+void xrdma_ctrls_note_silent(struct xrdma_ctrl *ctrl);
 
 /* sysfs.c */
 extern const struct attribute_group *xrdma_dev_attr_groups[];
