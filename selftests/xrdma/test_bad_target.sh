@@ -56,7 +56,9 @@
 #                   that reuses the tag (review M2): each refused as a bad
 #                   response with a recovery, never completing a request,
 #                   live again within 15 s (not after a drain timeout),
-#                   the held Read retried and I/O verified
+#                   the held Read retried and I/O verified; queue 1
+#                   held before it goes live (fault knob live_hold), so
+#                   the refused replay ends the attempt in that window
 #
 # After each scenario: the bad controller is deleted, the target exits 0
 # on SIGTERM, and the kernel log of the scenario has no WARN/BUG/oops.
@@ -516,6 +518,16 @@ sc_replay_old_cid() {
 	echo "$IO_TMO0" >/sys/module/nvme_core/parameters/io_timeout
 	IO_TMO0=
 	((rc == 0)) || return 1
+	# The replay to the idle tag comes just before queue 1's Connect
+	# response: the attempt is ended while that Connect succeeds.  Hold
+	# each I/O queue 200 ms between its Connect and going live, so the
+	# end always falls there: a queue stopped by it must not go live
+	# (that carried the held Read into a stopped queue until nvme-core's
+	# retries ran out).
+	echo 4 >"/sys/kernel/debug/nvme-xrdma/$BT_CTRL/fault/live_hold" || {
+		echo "cannot arm the fault knob live_hold"
+		return 1
+	}
 
 	# block 12345 (LBA 98760) is held: the Read ends after the timeout,
 	# the recovery, the refused replay to the idle tag and a retry

@@ -35,7 +35,7 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
 readonly TR=xrdma
 readonly KNOBS="post_send post_recv mr_exhausted dma_map cq_error drain post_send_reg aen
-	quiesce_hold"
+	quiesce_hold live_hold"
 readonly AEN_NS=$RIG_NVMET/subsystems/$RIG_NQN_RAM/namespaces/2
 CTRL=
 DEV=

@@ -13,6 +13,8 @@
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/aen           the AEN's post
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/quiesce_hold  a teardown of
  *                                                          the I/O queues
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/live_hold     an I/O queue's
+ *                                                          Connect success
  *
  * Writing N to a file makes the next N such calls on the controller's I/O
  * queues fail as the provider would report it (-ENOMEM, no MR, no mapped
@@ -25,7 +27,10 @@
  * Asynchronous Event Request that only the admin queue carries.
  * quiesce_hold fails nothing: the next N teardowns keep the I/O queues
  * quiesced for a second, the window in which a namespace scan may add a
- * request queue to the tag set (xrdma_teardown_io_queues()).  Debian's
+ * request queue to the tag set (xrdma_teardown_io_queues()).  live_hold
+ * fails nothing either: after the next N successful fabrics Connects of an
+ * I/O queue, the queue waits 200 ms before it goes live, the window in
+ * which a lost connection may stop it (xrdma_queue_start()).  Debian's
  * kernel has no CONFIG_FAULT_INJECTION: this is our own.
  *
  * Cost when off: the hooks sit behind one static key, a no-op jump until
@@ -55,6 +60,7 @@ static const char * const xrdma_fault_names[XRDMA_FAULT_NR] = {
 	[XRDMA_FAULT_POST_SEND_REG]	= "post_send_reg",
 	[XRDMA_FAULT_AEN]		= "aen",
 	[XRDMA_FAULT_QUIESCE_HOLD]	= "quiesce_hold",
+	[XRDMA_FAULT_LIVE_HOLD]		= "live_hold",
 };
 
 #define XRDMA_FAULT_RS \

@@ -580,6 +580,8 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 		xrdma_qinfo(queue, "fabrics Connect failed: %d\n", ret);
 		return ret;
 	}
+	if (xrdma_fault(queue, XRDMA_FAULT_LIVE_HOLD))
+		msleep(200);
 	set_bit(XRDMA_Q_LIVE, &queue->flags);
 	return 0;
 }
