@@ -551,7 +551,10 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
  * xrdma_queue_start() - send the fabrics Connect command on a queue
  * @queue: an allocated queue
  *
- * Return: 0, a negative errno or a positive NVMe status.
+ * The queue goes live when its Connect succeeds, unless it was stopped.
+ *
+ * Return: 0, a negative errno (-ECONNRESET: stopped meanwhile) or a
+ * positive NVMe status.
  */
 int xrdma_queue_start(struct xrdma_queue *queue)
 {
@@ -560,6 +563,7 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 	struct blk_mq_tag_set *set = queue->qid ? &ctrl->tag_set
 						: &ctrl->admin_tag_set;
 	int hctx = queue->qid ? queue->qid - 1 : 0;
+	bool stopped;
 	int ret;
 
 	/* responses are matched to this queue's tags from now on */
@@ -582,7 +586,21 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 	}
 	if (xrdma_fault(queue, XRDMA_FAULT_LIVE_HOLD))
 		msleep(200);
-	set_bit(XRDMA_Q_LIVE, &queue->flags);
+	/*
+	 * A lost connection may have stopped the queue after the Connect's
+	 * response came in (xrdma_abort_work()): a stopped queue never goes
+	 * live, or the block layer sends it requests that can only be ended
+	 * again, each end one of nvme-core's retries.
+	 */
+	mutex_lock(&queue->stop_lock);
+	stopped = test_bit(XRDMA_Q_STOPPED, &queue->flags);
+	if (!stopped)
+		set_bit(XRDMA_Q_LIVE, &queue->flags);
+	mutex_unlock(&queue->stop_lock);
+	if (stopped) {
+		xrdma_qinfo(queue, "stopped as its Connect succeeded: not going live\n");
+		return -ECONNRESET;
+	}
 	return 0;
 }
 
