@@ -130,7 +130,7 @@ static bool xrdma_target_known_silent(struct xrdma_ctrl *ctrl)
 	    time_after(READ_ONCE(ctrl->admin_rx_at), sent))
 		return false;
 	dev_info(ctrl->ctrl.device,
-		 "deleting without a shutdown: the target left another controller's unanswered %u ms ago and has not answered this one since\n",
+		 "deleting without a shutdown: the target did not answer another controller's shutdown %u ms ago, nor this controller since\n",
 		 jiffies_to_msecs(jiffies - at));
 	return true;
 }
