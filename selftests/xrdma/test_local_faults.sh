@@ -21,12 +21,20 @@
 #   aen           the AEN's post fails at a reset's reconnect: recovery,
 #                 after which the AEN is armed again (review m4): a
 #                 namespace added on the target must show up on the host
+#   create_qp     (a queue id, not a count) the QP creation of I/O queue 2
+#                 fails at a reset's reconnect, as on a device out of QPs:
+#                 the controller goes on with 1 of its 2 I/O queues, says
+#                 so in one line, no reconnect attempt fails, I/O is
+#                 verified; the next reset brings both back
 #
 # Each knob must be consumed, leave the controller LIVE with the effect
 # named above, and cost no data: the verified fio sees no error.  Then,
 # with the I/O queues idle, post_recv and post_send each fail the next two
 # attempts of a reset in the I/O queues' setup (receives half posted, a
-# fabrics Connect never sent): the third attempt must connect.
+# fabrics Connect never sent): the third attempt must connect.  The I/O
+# queues connect in parallel, so every one of them posts its receives in
+# an attempt: post_recv is armed with two faults per I/O queue; the
+# fabrics Connects go in order, the first failed one ends the attempt.
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -35,7 +43,7 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
 readonly TR=xrdma
 readonly KNOBS="post_send post_recv mr_exhausted dma_map cq_error drain post_send_reg aen
-	quiesce_hold live_hold"
+	quiesce_hold live_hold create_qp"
 readonly AEN_NS=$RIG_NVMET/subsystems/$RIG_NQN_RAM/namespaces/2
 CTRL=
 DEV=
@@ -51,7 +59,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 16
+test_begin 17
 
 counter() {
 	nvme_ctrl_attr "$CTRL" "xrdma/$1"
@@ -203,13 +211,15 @@ reset_with_fault() {
 	timed_live "$3"
 }
 
-# reset_failing KNOB: with the I/O queues idle, arm 2 faults and reset:
-# the first two attempts fail in the I/O queues' setup (posting receives,
-# or the fabrics Connect), the third connects.
+# reset_failing KNOB PER: with the I/O queues idle, arm 2 * PER faults
+# (PER: how many one attempt consumes) and reset: the first two attempts
+# fail in the I/O queues' setup (posting receives, or the fabrics
+# Connect), the third connects.
 reset_failing() {
-	local knob=$1 f0 f
+	local knob=$1 n=$((2 * $2)) f0 f
 	f0=$(counter failed_reconnects)
-	reset_with_fault "$knob" 2 "reset with $knob failing" || return 1
+	echo "$knob: $n faults, $2 per attempt"
+	reset_with_fault "$knob" "$n" "reset with $knob failing" || return 1
 	f=$(counter failed_reconnects)
 	echo "failed reconnects $f0 -> $f"
 	((f == f0 + 2)) || return 1
@@ -281,13 +291,53 @@ t_aen() {
 	((ok)) && wait_for 30 ns_count_is "$n0"
 }
 
+io_queues() {
+	echo $(($(nvme_ctrl_attr "$CTRL" queue_count) - 1))
+}
+
+# A device that has no QP for I/O queue 2 at a reconnect: the controller
+# goes on with the one it got instead of failing the attempt.
+t_create_qp() {
+	local f0 f d0 n
+	n=$(io_queues)
+	((n == 2)) || {
+		# shellcheck disable=SC2034 # ktap_test_result reads it
+		KTAP_REASON="$n I/O queues, 2 needed (2 CPUs)"
+		return "$KSFT_SKIP"
+	}
+	f0=$(counter failed_reconnects)
+	d0=$(dmesg | wc -l)
+	echo 2 >"$FAULT/create_qp" || return 1
+	echo 1 >"/sys/class/nvme/$CTRL/reset_controller" || return 1
+	wait_for 60 knob_spent create_qp || {
+		echo "the create_qp fault never fired"
+		return 1
+	}
+	timed_live "reset with no QP for I/O queue 2" || return 1
+	f=$(counter failed_reconnects)
+	echo "I/O queues $n -> $(io_queues), failed reconnects $f0 -> $f"
+	dmesg | tail -n +"$d0" | grep -m1 "using 1 of 2 I/O queues: queue 2 got no QP" || {
+		echo "no log line for the fewer queues"
+		return 1
+	}
+	((f == f0 && $(io_queues) == 1)) || return 1
+	DEV=$(nvme_wait_ns "$CTRL" 60) || return 1
+	fio_verify fewer-queues --rw=randwrite --bs=16k --iodepth=8 || return 1
+	echo 1 >"/sys/class/nvme/$CTRL/reset_controller" || return 1
+	timed_live "reset with QPs for both" || return 1
+	echo "I/O queues after the next reset: $(io_queues)"
+	(($(io_queues) == 2)) || return 1
+	DEV=$(nvme_wait_ns "$CTRL" 60) || return 1
+	fio_verify both-queues --rw=randwrite --bs=16k --iodepth=8
+}
+
 t_disconnect() {
 	nvme_disconnect "$CTRL" || return 1
 	CTRL=
 }
 
 ktap_run "connect, verified fio in the background" t_connect
-ktap_run "eight fault knobs, 0 by default, bounded" t_knobs
+ktap_run "nine fault knobs, 0 by default, bounded" t_knobs
 ktap_run "MR pool exhausted: commands wait, no recovery" t_mr
 ktap_run "DMA mapping error: path error retried, no recovery" t_dma
 ktap_run "ib_post_send failure: recovery" t_post_send
@@ -297,11 +347,12 @@ ktap_run "REG_MR posted without its SEND: MR kept until the QP is gone" \
 	t_post_send_reg
 ktap_run "the fio loop verified, and a pass after it" t_verified
 ktap_run "receives not posted: two resets fail, the third connects" \
-	reset_failing post_recv
+	reset_failing post_recv "$(io_queues)"
 ktap_run "Connect not sent: two resets fail, the third connects" \
-	reset_failing post_send
+	reset_failing post_send 1
 ktap_run "a drain timing out resets the QP, I/O verified" t_drain
 ktap_run "AEN post failure: recovery, the AEN armed again" t_aen
+ktap_run "no QP for I/O queue 2: connected with fewer queues" t_create_qp
 ktap_run "nvme disconnect" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check

@@ -336,7 +336,7 @@ static int xrdma_configure_io_queues(struct xrdma_ctrl *ctrl, bool new)
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 	int started, ret;
 
-	ret = xrdma_queues_grant(ctrl);
+	ret = xrdma_alloc_io_queues(ctrl);
 	if (ret)
 		return ret;
 

@@ -15,6 +15,8 @@
  *                                                          the I/O queues
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/live_hold     an I/O queue's
  *                                                          Connect success
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/create_qp     rdma_create_qp()
+ *                                                          of one I/O queue
  *
  * Writing N to a file makes the next N such calls on the controller's I/O
  * queues fail as the provider would report it (-ENOMEM, no MR, no mapped
@@ -30,7 +32,10 @@
  * request queue to the tag set (xrdma_teardown_io_queues()).  live_hold
  * fails nothing either: after the next N successful fabrics Connects of an
  * I/O queue, the queue waits 200 ms before it goes live, the window in
- * which a lost connection may stop it (xrdma_queue_start()).  Debian's
+ * which a lost connection may stop it (xrdma_queue_start()).
+ * create_qp is no count but a queue id: writing K makes the next QP
+ * creation of I/O queue K fail with -ENOMEM, as a device out of QPs would,
+ * whichever order the I/O queues connect in.  Debian's
  * kernel has no CONFIG_FAULT_INJECTION: this is our own.
  *
  * Cost when off: the hooks sit behind one static key, a no-op jump until
@@ -61,6 +66,7 @@ static const char * const xrdma_fault_names[XRDMA_FAULT_NR] = {
 	[XRDMA_FAULT_AEN]		= "aen",
 	[XRDMA_FAULT_QUIESCE_HOLD]	= "quiesce_hold",
 	[XRDMA_FAULT_LIVE_HOLD]		= "live_hold",
+	[XRDMA_FAULT_CREATE_QP]		= "create_qp",
 };
 
 #define XRDMA_FAULT_RS \
@@ -82,12 +88,19 @@ static struct ratelimit_state xrdma_fault_rs[XRDMA_FAULT_NR] = {
  */
 bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault)
 {
+	atomic_t *armed = &queue->ctrl->faults[fault];
 	bool admin = fault == XRDMA_FAULT_AEN;
 
 	/* the AEN is the admin queue's; any other fault is the I/O queues' */
-	if (!queue->qid != admin ||
-	    atomic_dec_if_positive(&queue->ctrl->faults[fault]) < 0)
+	if (!queue->qid != admin)
 		return false;
+	if (fault == XRDMA_FAULT_CREATE_QP) {
+		/* armed with the qid of the queue to hit */
+		if (atomic_cmpxchg(armed, queue->qid, 0) != queue->qid)
+			return false;
+	} else if (atomic_dec_if_positive(armed) < 0) {
+		return false;
+	}
 	/* one budget per kind: a burst of one must not mute the others */
 	if (__ratelimit(&xrdma_fault_rs[fault]))
 		xrdma_qinfo(queue, "injected fault: %s\n",

@@ -6,6 +6,7 @@
 
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
 #include "xrdma.h"
@@ -104,6 +105,13 @@ static int __init xrdma_init(void)
 		return ret;
 	xrdma_set_transport_name(transport_name);
 
+	xrdma_connect_wq = alloc_workqueue("xrdma_connect",
+					   WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!xrdma_connect_wq) {
+		ret = -ENOMEM;
+		goto out_dropin;
+	}
+
 	xrdma_debugfs_init();
 
 	ret = ib_register_client(&xrdma_ib_client);
@@ -130,6 +138,8 @@ out_client:
 	xrdma_cm_exit();
 out_debugfs:
 	xrdma_debugfs_exit();
+	destroy_workqueue(xrdma_connect_wq);
+out_dropin:
 	xrdma_dropin_exit();
 	return ret;
 }
@@ -141,6 +151,7 @@ static void __exit xrdma_exit(void)
 	ib_unregister_client(&xrdma_ib_client);
 	xrdma_cm_exit();
 	xrdma_debugfs_exit();
+	destroy_workqueue(xrdma_connect_wq);
 	xrdma_dropin_exit();
 }
 

@@ -224,6 +224,8 @@ static int xrdma_queue_create_qp(struct xrdma_queue *queue)
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_send_sge = 1 + queue->inline_sge;
 
+	if (xrdma_fault(queue, XRDMA_FAULT_CREATE_QP))
+		return -ENOMEM;
 	ret = rdma_create_qp(queue->cm_id, queue->pd, &attr);
 	if (ret)
 		return ret;
@@ -339,7 +341,8 @@ static void xrdma_queue_put_dev(struct xrdma_queue *queue)
  * Create the IB resources of a queue whose address is resolved: bind the
  * device, create its protection domain, CQ, QP, rings and MR pool, and
  * post the whole receive ring, so the target may answer as soon as we are
- * connected.  Nothing is left allocated on error.
+ * connected.  Nothing is left allocated on error; if the device refused
+ * the CQ, the QP or the MRs, short_of names which.
  */
 static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 {
@@ -376,12 +379,14 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	ret = xrdma_queue_create_cq(queue);
 	if (ret) {
 		xrdma_qerr(queue, "cannot create CQ: %d\n", ret);
+		queue->short_of = "CQ";
 		goto out_put_dev;
 	}
 
 	ret = xrdma_queue_create_qp(queue);
 	if (ret) {
 		xrdma_qerr(queue, "cannot create QP: %d\n", ret);
+		queue->short_of = "QP";
 		goto out_destroy_cq;
 	}
 
@@ -396,6 +401,7 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	if (ret) {
 		xrdma_qerr(queue, "cannot allocate %u MRs: %d\n",
 			   queue->size, ret);
+		queue->short_of = "MRs";
 		goto out_free_rings;
 	}
 
@@ -465,6 +471,7 @@ static int xrdma_queue_establish(struct xrdma_queue *queue)
 	bool req_sent = false;
 	int ret;
 
+	queue->short_of = NULL;
 	ret = xrdma_cm_create_id(queue);
 	if (ret)
 		return ret;
@@ -660,6 +667,7 @@ static int xrdma_queue_init(struct xrdma_ctrl *ctrl, int qid)
 	spin_lock_init(&queue->sq_lock);
 	spin_lock_init(&queue->poll_lock);
 	INIT_LIST_HEAD(&queue->kept_mrs);
+	INIT_WORK(&queue->connect_work, xrdma_queue_connect_work);
 	xrdma_queue_pend_reset(queue);
 	/* not allocated yet: see xrdma_queue_alloc() */
 	set_bit(XRDMA_Q_STOPPED, &queue->flags);
@@ -728,50 +736,6 @@ out_exit:
 	kfree(ctrl->queues);
 	ctrl->queues = NULL;
 	return ret;
-}
-
-/**
- * xrdma_queues_grant() - ask the target for I/O queues, set up those granted
- * @ctrl: the controller, its admin queue live and its queue depth clamped
- *
- * Sets the queue count and the per-type split, then an RC connection for
- * each granted I/O queue.  Fewer queues than asked are used with a warning.
- *
- * Return: 0, a negative errno, or the target's NVMe status.
- */
-int xrdma_queues_grant(struct xrdma_ctrl *ctrl)
-{
-	struct nvme_ctrl *nctrl = &ctrl->ctrl;
-	unsigned int wanted = nvmf_nr_io_queues(nctrl->opts);
-	int granted = wanted, qid, ret;
-
-	ret = nvme_set_queue_count(nctrl, &granted);
-	if (ret)
-		return ret;
-	if (!granted) {
-		dev_err(nctrl->device, "target granted no I/O queues\n");
-		return -ENOSPC;
-	}
-	if (granted < wanted)
-		dev_warn(nctrl->device, "target granted %d of %u I/O queues\n",
-			 granted, wanted);
-
-	nctrl->queue_count = granted + 1;
-	/* it only sets the types it hands queues to (review m8) */
-	memset(ctrl->io_queues, 0, sizeof(ctrl->io_queues));
-	nvmf_set_io_queues(nctrl->opts, granted, ctrl->io_queues);
-	dev_info(nctrl->device,
-		 "creating %d I/O queues: %u default, %u read, %u poll, depth %u\n",
-		 granted, ctrl->io_queues[HCTX_TYPE_DEFAULT],
-		 ctrl->io_queues[HCTX_TYPE_READ],
-		 ctrl->io_queues[HCTX_TYPE_POLL], nctrl->sqsize + 1);
-
-	for (qid = 1; qid < nctrl->queue_count; qid++) {
-		ret = xrdma_queue_alloc(ctrl, qid, nctrl->sqsize + 1);
-		if (ret)
-			return ret;
-	}
-	return 0;
 }
 
 /**

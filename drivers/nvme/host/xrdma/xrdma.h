@@ -71,6 +71,7 @@ enum xrdma_fault {
 	XRDMA_FAULT_AEN,
 	XRDMA_FAULT_QUIESCE_HOLD,
 	XRDMA_FAULT_LIVE_HOLD,
+	XRDMA_FAULT_CREATE_QP,
 	XRDMA_FAULT_NR
 };
 
@@ -142,6 +143,10 @@ enum xrdma_queue_flags {
  * @stop_lock: serialises stop and free against the timeout handler, sysfs
  *	readers and device removal
  * @debugfs: this queue's debugfs directory
+ * @connect_work: sets up an I/O queue's connection on xrdma_connect_wq
+ * @connect_ret: what @connect_work's xrdma_queue_alloc() returned
+ * @short_of: the device resource (CQ, QP, MRs) the last attempt could not
+ *	get, NULL if none: such an I/O queue may be done without
  */
 struct xrdma_queue {
 	/* read by both sides */
@@ -187,6 +192,9 @@ struct xrdma_queue {
 	struct completion	drain_done;
 	struct mutex		stop_lock;	/* see kernel-doc */
 	struct dentry		*debugfs;
+	struct work_struct	connect_work;
+	int			connect_ret;
+	const char		*short_of;
 };
 
 /* What a request is still waiting for before it may complete. */
@@ -433,9 +441,13 @@ int xrdma_frwr_local_inv(struct xrdma_queue *queue, struct xrdma_request *req);
 void xrdma_frwr_keep(struct xrdma_queue *queue, struct xrdma_request *req);
 void xrdma_frwr_release_kept(struct xrdma_queue *queue);
 
+/* connect.c */
+extern struct workqueue_struct *xrdma_connect_wq;
+int xrdma_alloc_io_queues(struct xrdma_ctrl *ctrl);
+void xrdma_queue_connect_work(struct work_struct *work);
+
 /* queue.c */
 int xrdma_queues_alloc(struct xrdma_ctrl *ctrl);
-int xrdma_queues_grant(struct xrdma_ctrl *ctrl);
 void xrdma_queues_free(struct xrdma_ctrl *ctrl);
 void xrdma_queues_end_all(struct xrdma_ctrl *ctrl);
 int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size);
