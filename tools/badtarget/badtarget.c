@@ -169,26 +169,46 @@ static void early_rsp(struct queue *q)
 	send_extra(q, cqe, CQE_SIZE, 0);
 }
 
-/*
- * The host connects every I/O queue before it sends their fabrics
- * Connects: when queue 2's request comes, queue 1 is established and has
- * no command in flight.  Its connection goes, and nothing the host waits
- * for fails with it.  Queue 2 is accepted half a second later, so that
- * the host has handled the loss before it sends queue 1's Connect.
- */
-static void idle_dreq(void)
-{
-	struct queue *q1;
+static void cm_event(void);
 
-	for (q1 = queues; q1; q1 = q1->next) {
-		if (q1->qid != 1 || q1->cntlid >= 0 || !q1->established)
-			continue;
-		if (misbehave(S_IDLE_DREQ, "disconnecting the idle I/O queue 1")) {
-			rdma_disconnect(q1->id);
-			/* let the host act on it before queue 2 is up */
-			usleep(500 * 1000);
-		}
-		return;
+/*
+ * The host sets up the RC connections of its I/O queues in parallel and
+ * sends their fabrics Connects once all of them are established: while
+ * queue 2 is not accepted, an established queue 1 has had no command and
+ * the host has no I/O tag set.  Queue 2's request may come before queue
+ * 1's, or before its RTU: handle CM events (at most 2 s) until queue 1,
+ * without a Connect yet, is established.
+ */
+static struct queue *wait_idle_q1(void)
+{
+	struct pollfd pfd = { .fd = cm_ch->fd, .events = POLLIN };
+	struct queue *q1;
+	int ms;
+
+	for (ms = 0; ms <= 2000; ms += 10) {
+		for (q1 = queues; q1; q1 = q1->next)
+			if (q1->qid == 1 && q1->cntlid < 0)
+				break;
+		if (q1 && q1->established)
+			return q1;
+		if (poll(&pfd, 1, 10) > 0)
+			cm_event();
+	}
+	return NULL;
+}
+
+/*
+ * Queue 1, established and idle, loses its connection while queue 2 is
+ * not accepted yet: nothing the host waits for fails with it.  Queue 2
+ * is accepted half a second later, so that the host has handled the loss
+ * before it could send queue 1's Connect.
+ */
+static void idle_dreq(struct queue *q1)
+{
+	if (q1 && misbehave(S_IDLE_DREQ, "disconnecting the idle I/O queue 1")) {
+		rdma_disconnect(q1->id);
+		/* let the host act on it before queue 2 is up */
+		usleep(500 * 1000);
 	}
 }
 
@@ -199,7 +219,7 @@ static void connect_request(struct rdma_cm_event *ev, bool *destroy_id,
 	const struct cm_req *req = ev->param.conn.private_data;
 	struct rdma_conn_param cp = { 0 };
 	struct cm_rep rep = { 0 };
-	struct queue *q;
+	struct queue *q, *q1 = NULL;
 
 	if (scenario == S_REJ_GARBAGE) {
 		reject_garbage(id);
@@ -254,8 +274,11 @@ static void connect_request(struct rdma_cm_event *ev, bool *destroy_id,
 	cp.flow_control = 1;
 	dbg("queue %u: connect request, hrqsize %u hsqsize %u", q->qid,
 	    q->size, q->hsqsize);
-	if (scenario == S_IDLE_DREQ && q->qid == 2 && associations == 1)
-		idle_dreq();
+	if ((scenario == S_IDLE_DREQ || scenario == S_EARLY_RSP) &&
+	    q->qid == 2 && associations == 1)
+		q1 = wait_idle_q1();
+	if (scenario == S_IDLE_DREQ)
+		idle_dreq(q1);
 	if (rdma_accept(id, &cp)) {
 		logmsg("rdma_accept: %s", strerror(errno));
 		*free_q = q;
@@ -274,16 +297,10 @@ static void connect_request(struct rdma_cm_event *ev, bool *destroy_id,
 		early_rsp(q);
 	/*
 	 * The host connects all I/O queues before it allocates the I/O tag
-	 * set: the request for queue 2 means queue 1 is up on the host and
-	 * has no tag set behind it yet.
+	 * set: until queue 2 is up, queue 1 has no tag set behind it.
 	 */
-	if (scenario == S_EARLY_RSP && q->qid == 2 && associations == 1) {
-		struct queue *q1;
-
-		for (q1 = queues; q1; q1 = q1->next)
-			if (q1->qid == 1 && q1->cntlid < 0 && q1->established)
-				early_rsp(q1);
-	}
+	if (scenario == S_EARLY_RSP && q1)
+		early_rsp(q1);
 }
 
 static void established(struct queue *q)
