@@ -13,7 +13,8 @@
 #                 deletion for its timeout; 16 controllers on one such
 #                 target (port 4423) deleted one after another, as
 #                 disconnect-all does: only the first waits for its
-#                 shutdown
+#                 shutdown; 16 more (port 4424) removed by unloading the
+#                 module
 #   link down     the rxe netdev is down, for 1 s (recovery waiting for
 #                 the port) and for 14 s (connections released, reconnect
 #                 attempts failing: no CM id may pile up)
@@ -47,7 +48,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 9
+test_begin 10
 
 # timed WHAT CMD...: run CMD, say how long it took; over LIMIT_MS fails
 # (xrdma only).
@@ -166,6 +167,30 @@ connect_dup() {
 	echo "$(nvme_find_ctrl "$3" "$TR" | wc -l) controllers"
 }
 
+# dead_ctrls PORT: 16 idle controllers on a badtarget at PORT that then
+# stops answering (SIGSTOP).
+dead_ctrls() {
+	local pid
+	# several controllers of one host: the subsystem must say it allows it
+	bt_start "$1" --multi-ctrl || return 1
+	connect_dup 16 "$1" "$BT_NQN-$1" \
+		keep_alive_tmo=15,ctrl_loss_tmo=60 || return 1
+	for pid in $BT_PID; do
+		kill -STOP "$pid"
+	done
+	sleep 1
+}
+
+# dead_ctrls_end PORT: delete what is left of them, end the target.
+dead_ctrls_end() {
+	local c
+	for c in $(nvme_find_ctrl "$BT_NQN-$1" "$TR"); do
+		nvme_delete_ctrl "$c"
+	done
+	bt_gone
+	wait_for 60 nvme_none_of "$BT_NQN-$1"
+}
+
 # 16 idle controllers on one target that stops answering, deleted one
 # after another as "nvme disconnect-all" does (through sysfs, see
 # t_dead_target): the first deletion waits out its shutdown (1 s), the
@@ -174,16 +199,9 @@ connect_dup() {
 # about 200 ms each under TCG, too close to assert the sum).
 t_dead_target_all() {
 	local port=$((BT_PORT + 2)) c ctrls ms t0 t1 rc=0 times='' slow=0 i=0
-	# several controllers of one host: the subsystem must say it allows it
-	bt_start "$port" --multi-ctrl || return 1
-	connect_dup 16 "$port" "$BT_NQN-$port" \
-		keep_alive_tmo=15,ctrl_loss_tmo=60 || rc=1
+	dead_ctrls "$port" || rc=1
 	if ((rc == 0)); then
-		for c in $BT_PID; do
-			kill -STOP "$c"
-		done
 		ctrls=$(nvme_find_ctrl "$BT_NQN-$port" "$TR")
-		sleep 1
 		# EPOCHREALTIME, not now_ms: no fork between the deletions
 		t0=${EPOCHREALTIME//[!0-9]/}
 		for c in $ctrls; do
@@ -202,11 +220,33 @@ t_dead_target_all() {
 			rc=1
 		fi
 	fi
-	for c in $(nvme_find_ctrl "$BT_NQN-$port" "$TR"); do
-		nvme_delete_ctrl "$c"
-	done
-	bt_gone
-	wait_for 60 nvme_none_of "$BT_NQN-$port" || rc=1
+	dead_ctrls_end "$port" || rc=1
+	return "$rc"
+}
+
+# 16 idle controllers on a target that stops answering, removed with the
+# module ("modprobe -r", as a shutdown script may): its exit deletes them
+# all at once.  Issue 12 §2 asks for 5 s; the module is loaded again for
+# what follows.
+t_dead_target_unload() {
+	local port=$((BT_PORT + 3)) mod=nvme-$TR ms t0 rc=0
+	dead_ctrls "$port" || rc=1
+	if ((rc == 0)); then
+		t0=${EPOCHREALTIME//[!0-9]/}
+		modprobe -r "$mod" || {
+			echo "modprobe -r $mod failed"
+			rc=1
+		}
+		ms=$(((${EPOCHREALTIME//[!0-9]/} - t0) / 1000))
+		echo "dead target: modprobe -r $mod with 16 controllers took" \
+			"$ms ms (issue 12 §2: 5000)"
+		if [[ $TR == xrdma ]] && ((ms > ALL_LIMIT_MS)); then
+			echo "over $ALL_LIMIT_MS ms"
+			rc=1
+		fi
+	fi
+	dead_ctrls_end "$port" || rc=1
+	modprobe "$mod" || rc=1
 	return "$rc"
 }
 
@@ -298,6 +338,7 @@ ktap_run "disconnect while reconnecting" t_reconnecting
 ktap_run "disconnect-all of 16 reconnecting controllers" t_reconnecting_all
 ktap_run "disconnect from a dead target" t_dead_target
 ktap_run "16 deletions from a dead target" t_dead_target_all
+ktap_run "module unload with 16 controllers on a dead target" t_dead_target_unload
 ktap_run "disconnect with the link down" t_link_down
 ktap_run "disconnect after 14 s with the link down" t_link_down_long
 ktap_run "the device connects again" t_connects_again
