@@ -161,6 +161,15 @@ t_io_1m() {
 	fio_verify io1m --rw=write --bs=1M --iodepth=4 --size=32M
 }
 
+# diag: this side's QPs, CM ids and neighbours, and the target's (in its
+# log, shown at the end)
+diag() {
+	rdma res show qp
+	rdma res show cm_id
+	ip neigh show dev "$NIC"
+	target_cmd diag 20
+}
+
 t_flap() {
 	local t0
 	ktap_require DEV "no namespace" || return
@@ -184,6 +193,7 @@ t_flap() {
 	t0=$(now_ms)
 	nvme_wait_state "$CTRL" live 90 || {
 		echo "controller $(nvme_ctrl_state "$CTRL") 90 s after link up"
+		diag
 		return 1
 	}
 	echo "link up to live: $(($(now_ms) - t0)) ms"

@@ -17,6 +17,8 @@
 #             "stopped" or "error: ..."
 #     start   nvmet set up again as before, with the same namespace
 #             UUIDs; "started" or "error: ..."
+#     diag    the QPs, CM ids and neighbours of eth0 to the log;
+#             "diag done"
 #     quit    everything torn down, the kernel log checked for warnings
 #             since boot; "clean" or "error: ..."; then this script ends
 #
@@ -119,6 +121,16 @@ serve() {
 		if [[ $cmd == quit ]]; then
 			echo "$rc" >"$STATE/result"
 		fi
+		;;
+	diag)
+		# what a failed reconnect needs to be told apart: the QPs
+		# (the GSI QP's state among them), the CM ids, the neighbours
+		{
+			rdma res show qp
+			rdma res show cm_id
+			ip neigh show dev "$RIG_NETDEV"
+		} 2>&1 | sed 's/^/  /' >&2
+		out="diag done"
 		;;
 	*) out="error: unknown command '$cmd'" ;;
 	esac
