@@ -316,6 +316,10 @@ t_failover() {
 		ip link set "$NETDEV_B" up || rc=1
 		if ! ms=$(state_ms "$CTRL_B" reach 60000 "$t0"); then
 			echo "cut $i: $CTRL_B $(nvme_ctrl_state "$CTRL_B") 60 s after link up"
+			# rxe's GSI QP in ERR (a CM message sent through the
+			# down port) would explain connects that get no answer
+			rdma res show qp link "$RXE_B/1" lqpn 1
+			rdma res show cm_id link "$RXE_B/1"
 			rc=1
 			break
 		fi
