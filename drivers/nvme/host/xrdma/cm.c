@@ -22,6 +22,7 @@
 #include <linux/delay.h>
 #include <linux/inetdevice.h>
 #include <linux/module.h>
+#include <linux/netdevice.h>
 #include <linux/slab.h>
 #include <net/addrconf.h>
 #include <rdma/ib_cache.h>
@@ -368,10 +369,26 @@ static bool xrdma_cm_id_port_up(struct rdma_cm_id *cm_id)
 	 * the driver (ib_query_port()) takes the RTNL on RoCE devices and
 	 * makes rxe log the link speed each time.
 	 */
+	struct net_device *ndev;
+	bool up;
+
 	if (!cm_id || !cm_id->device ||
 	    ib_get_cached_port_state(cm_id->device, cm_id->port_num, &state))
 		return true;
-	return state == IB_PORT_ACTIVE;
+	if (state != IB_PORT_ACTIVE)
+		return false;
+	/*
+	 * rdma_rxe marks its port down from its own netdev notifier, which
+	 * runs after the netdev was closed: a message posted in between
+	 * fails as on a down port.  So a port on a netdev that is not
+	 * running is down too.
+	 */
+	ndev = ib_device_get_netdev(cm_id->device, cm_id->port_num);
+	if (!ndev)
+		return true;
+	up = netif_running(ndev);
+	dev_put(ndev);
+	return up;
 }
 
 /**
