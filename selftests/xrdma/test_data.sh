@@ -5,10 +5,11 @@
 # verification over block sizes from 512 B to 1 MiB, sequential and
 # random, read/write mixes, queue depths 1 to 128, several jobs, and poll
 # queues through io_uring hipri.  Each data path (in-capsule write, FRWR
-# read and write, multi-segment, unaligned buffers, no-data commands) is
-# exercised on purpose and shown taken by the per-queue counters in
-# debugfs.  Discard, write zeroes and flush complete; data survives a
-# reconnect.
+# read and write, multi-segment, unaligned buffers, no-data commands, the
+# read pool) is exercised on purpose and shown taken by the per-queue
+# counters in debugfs.  Discard, write zeroes and flush complete; data
+# survives a reconnect.  Completions run on ib_comp_wq on rxe by default;
+# the read pool's subtest verifies data again on softirq CQs.
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -26,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="blkdiscard"
-test_begin 16
+test_begin 18
 
 # counter NAME: the controller-wide total of a debugfs counter.
 counter() {
@@ -185,6 +186,62 @@ t_persist() {
 	echo "8 MiB read back intact after reconnect"
 }
 
+# poll_ctx: the CQ context of each I/O queue, as debugfs says, counted
+poll_ctx() {
+	cat "$DBG/$CTRL"/q[1-9]*/stats | awk '$1 == "cq_context" { print $2 }' |
+		sort | uniq -c
+}
+
+t_cq_context() {
+	local ctx
+	ctx=$(poll_ctx)
+	echo "$ctx"
+	# on rxe, the default (-1) handles completions on ib_comp_wq; the
+	# poll queue's CQ is polled directly
+	grep -q 'workqueue' <<<"$ctx" && grep -q 'direct' <<<"$ctx" &&
+		! grep -q 'softirq' <<<"$ctx"
+}
+
+# read_pool: reads up to 16 KiB through the read pool, on softirq CQs
+# (cq_workqueue=0), so that the data path is verified on both contexts
+t_read_pool() {
+	local mp=/sys/module/nvme_xrdma/parameters rc=0 ctx
+	nvme_disconnect "$CTRL" || return 1
+	CTRL=
+	echo 16384 >"$mp/read_pool" && echo 0 >"$mp/cq_workqueue" || rc=1
+	((rc)) || connect_ram "$TR" -i 2 -W 1 -P 1 || rc=1
+	echo 0 >"$mp/read_pool"
+	echo -1 >"$mp/cq_workqueue"
+	((rc == 0)) || return 1
+	ctx=$(poll_ctx)
+	echo "$ctx"
+	if ! grep -q 'softirq' <<<"$ctx" || grep -q 'workqueue' <<<"$ctx"; then
+		echo "cq_workqueue=0 did not give softirq CQs"
+		return 1
+	fi
+	# the verify pass reads back every block: 512 B to 16 KiB, pool
+	delta pool fio_verify pool-r --rw=randwrite --bsrange=512-16k \
+		--iodepth=16 || return 1
+	((DELTA >= 512)) || {
+		echo "expected >= 512 reads through the read pool"
+		return 1
+	}
+	# reads longer than a slot still register their pages
+	delta frwr fio_verify pool-big --rw=read --bs=64k --iodepth=8 \
+		--size=4M --verify=0 || return 1
+	((DELTA >= 64)) || {
+		echo "expected >= 64 FRWR reads above the slot size"
+		return 1
+	}
+	fio_verify pool-unal --rw=randwrite --bsrange=512-16k \
+		--iomem_align=512 --mem=malloc --iodepth=8 --offset=16M || rc=1
+	fio_verify pool-mix --rw=randrw --rwmixread=70 --bsrange=512-64k \
+		--iodepth=32 --offset=32M || rc=1
+	fio_verify pool-poll --ioengine=io_uring --hipri=1 --rw=randwrite \
+		--bs=4k --iodepth=16 --offset=48M || rc=1
+	return "$rc"
+}
+
 t_counters() {
 	local sub comp bad err
 	sub=$(counter submitted)
@@ -210,8 +267,10 @@ ktap_run "reads use FRWR with remote invalidation" t_frwr_read
 ktap_run "1 MiB and multi-segment I/O, verified" t_multiseg
 ktap_run "unaligned buffers, verified" t_unaligned
 ktap_run "poll queue serves io_uring hipri I/O, verified" t_poll
+ktap_run "completions on ib_comp_wq on a software device by default" t_cq_context
 ktap_run "flush, discard, write zeroes" t_no_data
 ktap_run "data survives disconnect and reconnect" t_persist
+ktap_run "read_pool: small reads through the pool on softirq CQs, verified" t_read_pool
 ktap_run "every request completed, no bad response, no WR error" t_counters
 ktap_run "nvme disconnect" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check

@@ -23,12 +23,14 @@
 TRACE_DEFINE_ENUM(XRDMA_DATA_NONE);
 TRACE_DEFINE_ENUM(XRDMA_DATA_INLINE);
 TRACE_DEFINE_ENUM(XRDMA_DATA_FRWR);
+TRACE_DEFINE_ENUM(XRDMA_DATA_POOL);
 
 #define xrdma_show_data_kind(kind)				\
 	__print_symbolic(kind,					\
 			 { XRDMA_DATA_NONE,	"none" },	\
 			 { XRDMA_DATA_INLINE,	"inline" },	\
-			 { XRDMA_DATA_FRWR,	"frwr" })
+			 { XRDMA_DATA_FRWR,	"frwr" },	\
+			 { XRDMA_DATA_POOL,	"pool" })
 
 TRACE_DEFINE_ENUM(XRDMA_REQ_SEND);
 TRACE_DEFINE_ENUM(XRDMA_REQ_RESP);

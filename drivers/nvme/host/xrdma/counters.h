@@ -21,6 +21,7 @@
 	X(no_data)	/* ... with no data */				\
 	X(inline_data)	/* ... with in-capsule data */			\
 	X(frwr)		/* ... with FRWR-registered data */		\
+	X(pool)		/* ... read through the read pool */		\
 	X(posts)	/* ib_post_send() calls */			\
 	X(wrs)		/* work requests in those calls */		\
 	X(busy)		/* BLK_STS_RESOURCE returned */			\

@@ -68,6 +68,20 @@ static void xrdma_stats_print(struct seq_file *m, const u64 *v)
 		   st->posts ? div64_u64(st->wrs * 100, st->posts) : 0);
 }
 
+static const char *xrdma_poll_ctx_name(enum ib_poll_context ctx)
+{
+	switch (ctx) {
+	case IB_POLL_SOFTIRQ:
+		return "softirq";
+	case IB_POLL_WORKQUEUE:
+		return "workqueue";
+	case IB_POLL_DIRECT:
+		return "direct";
+	default:
+		return "other";
+	}
+}
+
 static int xrdma_queue_stats_show(struct seq_file *m, void *unused)
 {
 	struct xrdma_queue *queue = m->private;
@@ -78,6 +92,9 @@ static int xrdma_queue_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "depth %u\n", READ_ONCE(queue->size));
 	seq_printf(m, "crqsize %u\n", READ_ONCE(queue->crqsize));
 	seq_printf(m, "kept_mrs %u\n", READ_ONCE(queue->nr_kept_mrs));
+	seq_printf(m, "cq_context %s\n",
+		   xrdma_poll_ctx_name(READ_ONCE(queue->cq_ctx)));
+	seq_printf(m, "read_pool %u\n", READ_ONCE(queue->pool_slot));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(xrdma_queue_stats);

@@ -14,8 +14,16 @@
 
 #include "xrdma.h"
 
-/* Send WRs per command: REG_MR, SEND and LOCAL_INV; one more for drain. */
+/*
+ * Send WRs per command: REG_MR, SEND and LOCAL_INV; two more per queue,
+ * the drain and the read pool's registration.
+ */
 #define XRDMA_SEND_WR_PER_CMD	3
+
+static int cq_workqueue = -1;
+module_param(cq_workqueue, int, 0644);
+MODULE_PARM_DESC(cq_workqueue,
+		 "where completions are handled: 1 ib_comp_wq, 0 softirq, -1 (default) ib_comp_wq on software RDMA devices (rdma_rxe, siw), softirq on the others; read at connect");
 
 static bool xrdma_queue_is_poll(struct xrdma_queue *queue)
 {
@@ -147,6 +155,26 @@ static void xrdma_queue_free_rings(struct xrdma_queue *queue)
 	kfree(queue->sqes);
 }
 
+/*
+ * Where the CQ's completions are handled.  A software device (no DMA
+ * device of its own: rdma_rxe, siw) calls the CQ's handler from its own
+ * kworker, where softirq context means waking ksoftirqd, a thread of
+ * normal priority, for every burst; ib_comp_wq's high-priority kworker on
+ * the same CPU comes sooner (performance notes, make bench).  Hardware
+ * calls the handler from its interrupt, where softirq runs at once.
+ */
+static enum ib_poll_context xrdma_queue_poll_ctx(struct xrdma_queue *queue,
+						 struct ib_device *ibdev)
+{
+	int wq = READ_ONCE(cq_workqueue);
+
+	if (queue->poll_direct)
+		return IB_POLL_DIRECT;
+	if (wq < 0)
+		wq = ib_uses_virt_dma(ibdev);
+	return wq ? IB_POLL_WORKQUEUE : IB_POLL_SOFTIRQ;
+}
+
 static int xrdma_queue_create_cq(struct xrdma_queue *queue)
 {
 	struct ib_device *ibdev = queue->dev->ibdev;
@@ -160,9 +188,9 @@ static int xrdma_queue_create_cq(struct xrdma_queue *queue)
 	 * pool CQs outlive the queue, which hides leaks in "rdma res".
 	 */
 	queue->poll_direct = queue->qid && xrdma_queue_is_poll(queue);
-	queue->cq = ib_alloc_cq(ibdev, queue, cq_size, vector,
-				queue->poll_direct ? IB_POLL_DIRECT :
-						     IB_POLL_SOFTIRQ);
+	/* debugfs reads it at any time */
+	WRITE_ONCE(queue->cq_ctx, xrdma_queue_poll_ctx(queue, ibdev));
+	queue->cq = ib_alloc_cq(ibdev, queue, cq_size, vector, queue->cq_ctx);
 	if (IS_ERR(queue->cq)) {
 		int ret = PTR_ERR(queue->cq);
 
@@ -219,7 +247,7 @@ static int xrdma_queue_create_qp(struct xrdma_queue *queue)
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.send_cq = queue->cq;
 	attr.recv_cq = queue->cq;
-	attr.cap.max_send_wr = XRDMA_SEND_WR_PER_CMD * queue->size + 1;
+	attr.cap.max_send_wr = XRDMA_SEND_WR_PER_CMD * queue->size + 2;
 	attr.cap.max_recv_wr = queue->size + 1;
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_send_sge = 1 + queue->inline_sge;
@@ -394,6 +422,8 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	if (ret)
 		goto out_destroy_qp;
 
+	xrdma_pool_alloc(queue);
+
 	/* one extra page in each MR for a misaligned first segment */
 	ret = ib_mr_pool_init(queue->qp, &queue->qp->rdma_mrs, queue->size,
 			      IB_MR_TYPE_MEM_REG,
@@ -402,7 +432,7 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 		xrdma_qerr(queue, "cannot allocate %u MRs: %d\n",
 			   queue->size, ret);
 		queue->short_of = "MRs";
-		goto out_free_rings;
+		goto out_free_pool;
 	}
 
 	ret = xrdma_queue_fill_recv(queue);
@@ -416,7 +446,8 @@ out_destroy_mrs:
 	/* flush what was posted before the rings go away */
 	xrdma_queue_drain(queue);
 	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
-out_free_rings:
+out_free_pool:
+	xrdma_pool_free(queue);
 	xrdma_queue_free_rings(queue);
 out_destroy_qp:
 	xrdma_queue_destroy_qp(queue);
@@ -433,6 +464,7 @@ static void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
 	/* no REG_MR runs any more: the kept MRs go with the pool */
 	xrdma_frwr_release_kept(queue);
 	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
+	xrdma_pool_free(queue);
 	xrdma_queue_destroy_qp(queue);
 	xrdma_queue_destroy_cq(queue);
 	xrdma_queue_free_rings(queue);
@@ -578,6 +610,11 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 		return -EINVAL;
 	WRITE_ONCE(queue->tags, set->tags[hctx]);
 
+	ret = xrdma_pool_register(queue);
+	if (ret) {
+		xrdma_qerr(queue, "cannot register the read pool: %d\n", ret);
+		return ret;
+	}
 	if (queue->qid)
 		ret = nvmf_connect_io_queue(nctrl, queue->qid);
 	else

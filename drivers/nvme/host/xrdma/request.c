@@ -223,6 +223,10 @@ static struct xrdma_request *xrdma_process_rsp(struct xrdma_queue *queue,
 		xrdma_bad_response(queue, "invalidation", cid);
 		return ERR_PTR(-EPROTO);
 	}
+	/* the data came before the response: take it out of the pool */
+	if (req->kind == XRDMA_DATA_POOL &&
+	    !(le16_to_cpu(cqe->status) >> 1))
+		xrdma_pool_copy(queue, rq);
 	return req;
 }
 
@@ -324,6 +328,10 @@ static int xrdma_map_data(struct xrdma_queue *queue, struct request *rq)
 	req->kind = XRDMA_DATA_NONE;
 	if (!blk_rq_nr_phys_segments(rq)) {
 		xrdma_set_null_sgl(&req->cmd);
+		return 0;
+	}
+	if (xrdma_pool_fits(queue, rq)) {
+		xrdma_pool_map(queue, req, rq);
 		return 0;
 	}
 
@@ -501,6 +509,9 @@ static void xrdma_count_submit(struct xrdma_queue *queue,
 		break;
 	case XRDMA_DATA_INLINE:
 		xrdma_stat_inc(queue, inline_data);
+		break;
+	case XRDMA_DATA_POOL:
+		xrdma_stat_inc(queue, pool);
 		break;
 	default:
 		xrdma_stat_inc(queue, frwr);

@@ -120,9 +120,16 @@ enum xrdma_queue_flags {
  * @kept_mrs: MRs of commands whose REG_MR may have been posted without
  *	their SEND, out of the pool until the QP is flushed (frwr.c)
  * @nr_kept_mrs: entries on @kept_mrs
+ * @pool_slot: read pool bytes per tag (0: no pool, reads use FRWR)
+ * @pool_tags: tags that have a slot in the read pool
+ * @pool_pages: pages in @pool
+ * @pool: the read pool's pages, slot after slot (pool.c)
+ * @pool_mr: the MR of the read pool, registered for remote write
+ * @pool_cqe: completion cookie of @pool_mr's unsignaled REG_MR
  * @stats: per-CPU data path counters
  * @cq: completion queue for both directions
  * @poll_direct: @cq is IB_POLL_DIRECT, reaped by blk-mq ->poll
+ * @cq_ctx: where @cq's completions are handled (cq_workqueue)
  * @poll_lock: held by whoever reaps or frees an IB_POLL_DIRECT @cq
  * @tags: the tags responses are matched to, set once the queue may send
  *	commands (xrdma_queue_start()), NULL before and once stopped
@@ -169,11 +176,18 @@ struct xrdma_queue {
 	u32			pend_nr;
 	struct list_head	kept_mrs;
 	u32			nr_kept_mrs;
+	u32			pool_slot;
+	u32			pool_tags;
+	u32			pool_pages;
+	struct xrdma_pool_page	*pool;
+	struct ib_mr		*pool_mr;
+	struct ib_cqe		pool_cqe;
 	struct xrdma_queue_stats __percpu *stats;
 
 	/* completion: every response touches these */
 	struct ib_cq		*cq ____cacheline_aligned_in_smp;
 	bool			poll_direct;
+	enum ib_poll_context	cq_ctx;
 	spinlock_t		poll_lock;	/* see kernel-doc */
 	struct blk_mq_tags	*tags;
 	struct nvme_completion	*cqes;
@@ -209,6 +223,17 @@ enum xrdma_data_kind {
 	XRDMA_DATA_NONE,
 	XRDMA_DATA_INLINE,
 	XRDMA_DATA_FRWR,
+	XRDMA_DATA_POOL,
+};
+
+/**
+ * struct xrdma_pool_page - a page of a queue's read pool
+ * @page: the page
+ * @dma: its DMA address
+ */
+struct xrdma_pool_page {
+	struct page	*page;
+	u64		dma;
 };
 
 /**
@@ -440,6 +465,15 @@ void xrdma_frwr_put(struct xrdma_queue *queue, struct xrdma_request *req);
 int xrdma_frwr_local_inv(struct xrdma_queue *queue, struct xrdma_request *req);
 void xrdma_frwr_keep(struct xrdma_queue *queue, struct xrdma_request *req);
 void xrdma_frwr_release_kept(struct xrdma_queue *queue);
+
+/* pool.c */
+void xrdma_pool_alloc(struct xrdma_queue *queue);
+void xrdma_pool_free(struct xrdma_queue *queue);
+int xrdma_pool_register(struct xrdma_queue *queue);
+bool xrdma_pool_fits(struct xrdma_queue *queue, struct request *rq);
+void xrdma_pool_map(struct xrdma_queue *queue, struct xrdma_request *req,
+		    struct request *rq);
+void xrdma_pool_copy(struct xrdma_queue *queue, struct request *rq);
 
 /* connect.c */
 extern struct workqueue_struct *xrdma_connect_wq;
