@@ -219,6 +219,14 @@ t_read_pool() {
 		echo "cq_workqueue=0 did not give softirq CQs"
 		return 1
 	fi
+	# every tag of every I/O queue has a slot (blk-mq starts each CPU's
+	# tags at a random one: a partial pool may serve none of a run)
+	local q
+	for q in "$DBG/$CTRL"/q[1-9]*/stats; do
+		awk '$1 == "depth" { d = $2 } $1 == "read_pool_tags" { t = $2 }
+		     END { if (t != d) { print FILENAME ": " t " of " d \
+				" tags have a slot"; exit 1 } }' "$q" || return 1
+	done
 	# the verify pass reads back every block: 512 B to 16 KiB, pool
 	delta pool fio_verify pool-r --rw=randwrite --bsrange=512-16k \
 		--iodepth=16 || return 1

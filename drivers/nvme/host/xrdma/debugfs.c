@@ -95,6 +95,7 @@ static int xrdma_queue_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "cq_context %s\n",
 		   xrdma_poll_ctx_name(READ_ONCE(queue->cq_ctx)));
 	seq_printf(m, "read_pool %u\n", READ_ONCE(queue->pool_slot));
+	seq_printf(m, "read_pool_tags %u\n", READ_ONCE(queue->pool_tags));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(xrdma_queue_stats);

@@ -26,10 +26,15 @@ module_param(read_pool, uint, 0644);
 MODULE_PARM_DESC(read_pool,
 		 "bytes of read pool per tag of an I/O queue: reads up to this size use it instead of a memory registration (0: off, else 4096 to 65536, in 4 KiB steps; read at connect)");
 
-/* the slot of @tag starts @tag * slot bytes into the pool's MR */
+/*
+ * Tags that get a slot: the slot of @tag starts @tag * slot bytes into
+ * the pool's one MR, which may map as many pages as the device allows
+ * (not only the max_fr_pages of an I/O's MR): 512 on rdma_rxe, so every
+ * tag of a 128-deep queue with 16 KiB slots.
+ */
 static u32 xrdma_pool_slots(struct xrdma_queue *queue, u32 slot)
 {
-	u32 max_pages = queue->dev->max_fr_pages;
+	u32 max_pages = queue->dev->ibdev->attrs.max_fast_reg_page_list_len;
 
 	return min_t(u32, queue->size, max_pages / (slot >> PAGE_SHIFT));
 }
@@ -94,8 +99,8 @@ void xrdma_pool_alloc(struct xrdma_queue *queue)
 	u32 slot = READ_ONCE(read_pool);
 	u32 tags, npages, i;
 
-	queue->pool_slot = 0;
-	queue->pool_tags = 0;
+	WRITE_ONCE(queue->pool_slot, 0);
+	WRITE_ONCE(queue->pool_tags, 0);
 	queue->pool_cqe.done = xrdma_pool_reg_done;
 	if (!queue->qid || !slot)
 		return;
@@ -129,8 +134,8 @@ void xrdma_pool_alloc(struct xrdma_queue *queue)
 		goto out_put_pages;
 	if (xrdma_pool_map_mr(queue, npages))
 		goto out_dereg;
-	queue->pool_slot = slot;
-	queue->pool_tags = tags;
+	WRITE_ONCE(queue->pool_slot, slot);
+	WRITE_ONCE(queue->pool_tags, tags);
 	queue->pool_pages = npages;
 	return;
 
@@ -154,8 +159,8 @@ void xrdma_pool_free(struct xrdma_queue *queue)
 	ib_dereg_mr(queue->pool_mr);
 	queue->pool_mr = NULL;
 	xrdma_pool_put_pages(queue, queue->pool_pages);
-	queue->pool_slot = 0;
-	queue->pool_tags = 0;
+	WRITE_ONCE(queue->pool_slot, 0);
+	WRITE_ONCE(queue->pool_tags, 0);
 	queue->pool_pages = 0;
 }
 
