@@ -136,7 +136,6 @@ void xrdma_pool_alloc(struct xrdma_queue *queue)
 		goto out_dereg;
 	WRITE_ONCE(queue->pool_slot, slot);
 	WRITE_ONCE(queue->pool_tags, tags);
-	queue->pool_pages = npages;
 	return;
 
 out_dereg:
@@ -158,10 +157,10 @@ void xrdma_pool_free(struct xrdma_queue *queue)
 		return;
 	ib_dereg_mr(queue->pool_mr);
 	queue->pool_mr = NULL;
-	xrdma_pool_put_pages(queue, queue->pool_pages);
+	xrdma_pool_put_pages(queue,
+			     queue->pool_tags * (queue->pool_slot >> PAGE_SHIFT));
 	WRITE_ONCE(queue->pool_slot, 0);
 	WRITE_ONCE(queue->pool_tags, 0);
-	queue->pool_pages = 0;
 }
 
 /**
@@ -190,20 +189,6 @@ int xrdma_pool_register(struct xrdma_queue *queue)
 	wr.mr = queue->pool_mr;
 	wr.key = queue->pool_mr->rkey;
 	return ib_post_send(queue->qp, &wr.wr, NULL);
-}
-
-/**
- * xrdma_pool_fits() - can this request read through the pool?
- * @queue: the queue
- * @rq: the request
- *
- * Return: true for a read no longer than a slot whose tag has one.
- */
-bool xrdma_pool_fits(struct xrdma_queue *queue, struct request *rq)
-{
-	return queue->pool_slot && rq_data_dir(rq) == READ &&
-	       rq->tag < queue->pool_tags &&
-	       blk_rq_payload_bytes(rq) <= queue->pool_slot;
 }
 
 /**

@@ -168,7 +168,7 @@ static enum ib_poll_context xrdma_queue_poll_ctx(struct xrdma_queue *queue,
 {
 	int wq = READ_ONCE(cq_workqueue);
 
-	if (queue->poll_direct)
+	if (queue->qid && xrdma_queue_is_poll(queue))
 		return IB_POLL_DIRECT;
 	if (wq < 0)
 		wq = ib_uses_virt_dma(ibdev);
@@ -187,7 +187,6 @@ static int xrdma_queue_create_cq(struct xrdma_queue *queue)
 	 * A CQ of its own per queue rather than one from the shared pool:
 	 * pool CQs outlive the queue, which hides leaks in "rdma res".
 	 */
-	queue->poll_direct = queue->qid && xrdma_queue_is_poll(queue);
 	/* debugfs reads it at any time */
 	WRITE_ONCE(queue->cq_ctx, xrdma_queue_poll_ctx(queue, ibdev));
 	queue->cq = ib_alloc_cq(ibdev, queue, cq_size, vector, queue->cq_ctx);
@@ -230,7 +229,7 @@ int xrdma_queue_poll(struct xrdma_queue *queue)
 
 	if (!spin_trylock(&queue->poll_lock))
 		return 0;
-	if (queue->cq && queue->poll_direct &&
+	if (queue->cq && queue->cq_ctx == IB_POLL_DIRECT &&
 	    !test_bit(XRDMA_Q_STOPPED, &queue->flags))
 		n = ib_process_cq_direct(queue->cq, queue->cq->cqe);
 	spin_unlock(&queue->poll_lock);
@@ -337,7 +336,7 @@ static void xrdma_queue_drain(struct xrdma_queue *queue)
 				   XRDMA_DRAIN_MS);
 			goto out_reset;
 		}
-		if (queue->poll_direct) {
+		if (queue->cq_ctx == IB_POLL_DIRECT) {
 			spin_lock(&queue->poll_lock);
 			ib_process_cq_direct(queue->cq, queue->cq->cqe);
 			spin_unlock(&queue->poll_lock);

@@ -122,14 +122,13 @@ enum xrdma_queue_flags {
  * @nr_kept_mrs: entries on @kept_mrs
  * @pool_slot: read pool bytes per tag (0: no pool, reads use FRWR)
  * @pool_tags: tags that have a slot in the read pool
- * @pool_pages: pages in @pool
  * @pool: the read pool's pages, slot after slot (pool.c)
  * @pool_mr: the MR of the read pool, registered for remote write
  * @pool_cqe: completion cookie of @pool_mr's unsignaled REG_MR
  * @stats: per-CPU data path counters
  * @cq: completion queue for both directions
- * @poll_direct: @cq is IB_POLL_DIRECT, reaped by blk-mq ->poll
- * @cq_ctx: where @cq's completions are handled (cq_workqueue)
+ * @cq_ctx: where @cq's completions are handled: IB_POLL_DIRECT on a poll
+ *	queue, reaped by blk-mq ->poll; else see cq_workqueue
  * @poll_lock: held by whoever reaps or frees an IB_POLL_DIRECT @cq
  * @tags: the tags responses are matched to, set once the queue may send
  *	commands (xrdma_queue_start()), NULL before and once stopped
@@ -178,7 +177,6 @@ struct xrdma_queue {
 	u32			nr_kept_mrs;
 	u32			pool_slot;
 	u32			pool_tags;
-	u32			pool_pages;
 	struct xrdma_pool_page	*pool;
 	struct ib_mr		*pool_mr;
 	struct ib_cqe		pool_cqe;
@@ -186,7 +184,6 @@ struct xrdma_queue {
 
 	/* completion: every response touches these */
 	struct ib_cq		*cq ____cacheline_aligned_in_smp;
-	bool			poll_direct;
 	enum ib_poll_context	cq_ctx;
 	spinlock_t		poll_lock;	/* see kernel-doc */
 	struct blk_mq_tags	*tags;
@@ -470,10 +467,21 @@ void xrdma_frwr_release_kept(struct xrdma_queue *queue);
 void xrdma_pool_alloc(struct xrdma_queue *queue);
 void xrdma_pool_free(struct xrdma_queue *queue);
 int xrdma_pool_register(struct xrdma_queue *queue);
-bool xrdma_pool_fits(struct xrdma_queue *queue, struct request *rq);
 void xrdma_pool_map(struct xrdma_queue *queue, struct xrdma_request *req,
 		    struct request *rq);
 void xrdma_pool_copy(struct xrdma_queue *queue, struct request *rq);
+
+/*
+ * Can @rq read through @queue's pool?  Inline: without a pool, the data
+ * path pays one test, not a call.
+ */
+static inline bool xrdma_pool_fits(struct xrdma_queue *queue,
+				   struct request *rq)
+{
+	return queue->pool_slot && rq_data_dir(rq) == READ &&
+	       rq->tag < queue->pool_tags &&
+	       blk_rq_payload_bytes(rq) <= queue->pool_slot;
+}
 
 /* connect.c */
 extern struct workqueue_struct *xrdma_connect_wq;
