@@ -27,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="blkdiscard"
-test_begin 18
+test_begin 19
 
 # counter NAME: the controller-wide total of a debugfs counter.
 counter() {
@@ -250,6 +250,18 @@ t_read_pool() {
 	return "$rc"
 }
 
+# a plug of several requests goes to ->queue_rqs, which links them to
+# the queue at once; every one verified
+t_batched() {
+	delta batched fio_verify batched --rw=randwrite --bs=4k --iodepth=32 \
+		--iodepth_batch_submit=8 --iodepth_batch_complete_min=8 ||
+		return 1
+	((DELTA >= 256)) || {
+		echo "expected >= 256 requests linked by ->queue_rqs"
+		return 1
+	}
+}
+
 t_counters() {
 	local sub comp bad err
 	sub=$(counter submitted)
@@ -279,6 +291,7 @@ ktap_run "completions on ib_comp_wq on a software device by default" t_cq_contex
 ktap_run "flush, discard, write zeroes" t_no_data
 ktap_run "data survives disconnect and reconnect" t_persist
 ktap_run "read_pool: small reads through the pool on softirq CQs, verified" t_read_pool
+ktap_run "a plug's requests linked at once by ->queue_rqs, verified" t_batched
 ktap_run "every request completed, no bad response, no WR error" t_counters
 ktap_run "nvme disconnect" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check

@@ -22,6 +22,7 @@
 	X(inline_data)	/* ... with in-capsule data */			\
 	X(frwr)		/* ... with FRWR-registered data */		\
 	X(pool)		/* ... read through the read pool */		\
+	X(batched)	/* ... linked a plug at once (->queue_rqs) */	\
 	X(posts)	/* ib_post_send() calls */			\
 	X(wrs)		/* work requests in those calls */		\
 	X(busy)		/* BLK_STS_RESOURCE returned */			\

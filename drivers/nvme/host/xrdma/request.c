@@ -5,7 +5,8 @@
  * Submission builds the work requests of a command in its PDU and links
  * them to the queue's pending chain; the chain is posted with one
  * ib_post_send() when blk-mq says the batch is complete (bd->last or
- * ->commit_rqs), so a batch of N commands costs one doorbell, not N.
+ * ->commit_rqs), so a batch of N commands costs one doorbell, not N.  A
+ * plug's requests come all at once (->queue_rqs): one lock, one doorbell.
  *
  * A request completes only when nothing the HCA may still touch is
  * outstanding: its SEND completion, its response and, when the target did
@@ -439,16 +440,24 @@ static void xrdma_post_failed(struct xrdma_queue *queue,
 	xrdma_connection_failed(queue->ctrl);
 }
 
-static void xrdma_commit_rqs(struct blk_mq_hw_ctx *hctx)
+/* Post the pending chain if @flush, drop sq_lock, end what was refused. */
+static void xrdma_sq_unlock(struct xrdma_queue *queue, bool flush)
+	__releases(&queue->sq_lock)
 {
-	struct xrdma_queue *queue = hctx->driver_data;
-	const struct ib_send_wr *bad;
+	const struct ib_send_wr *bad = flush ? xrdma_flush_pending(queue) :
+					       NULL;
 
-	spin_lock(&queue->sq_lock);
-	bad = xrdma_flush_pending(queue);
 	spin_unlock(&queue->sq_lock);
 	if (unlikely(bad))
 		xrdma_post_failed(queue, bad);
+}
+
+static void xrdma_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	struct xrdma_queue *queue = hctx->driver_data;
+
+	spin_lock(&queue->sq_lock);
+	xrdma_sq_unlock(queue, true);
 }
 
 /*
@@ -482,26 +491,24 @@ static void xrdma_build_send(struct xrdma_queue *queue,
 }
 
 /* The WRs of a command: REG_MR for keyed data, then the SEND. */
-static struct ib_send_wr *xrdma_build_wrs(struct xrdma_queue *queue,
-					  struct xrdma_request *req,
-					  struct request *rq, u32 *nwr)
+static void xrdma_build_wrs(struct xrdma_queue *queue,
+			    struct xrdma_request *req, struct request *rq)
 {
 	int nsge = 1 + (req->kind == XRDMA_DATA_INLINE ? req->nents : 0);
 
 	xrdma_build_send(queue, &req->cmd, rq->tag, &req->send_wr, req->sge,
 			 nsge, &req->send_cqe);
-	if (req->kind == XRDMA_DATA_FRWR) {
+	if (req->kind == XRDMA_DATA_FRWR)
 		req->reg_wr.wr.next = &req->send_wr;
-		*nwr = 2;
-		return &req->reg_wr.wr;
-	}
-	*nwr = 1;
-	return &req->send_wr;
 }
 
-static void xrdma_count_submit(struct xrdma_queue *queue,
-			       struct xrdma_request *req)
+/* Count @req's command and link its WRs to the pending chain. */
+static void xrdma_link_req(struct xrdma_queue *queue,
+			   struct xrdma_request *req)
 {
+	struct ib_send_wr *first = &req->send_wr;
+
+	lockdep_assert_held(&queue->sq_lock);
 	xrdma_stat_inc(queue, submitted);
 	switch (req->kind) {
 	case XRDMA_DATA_NONE:
@@ -513,28 +520,33 @@ static void xrdma_count_submit(struct xrdma_queue *queue,
 	case XRDMA_DATA_POOL:
 		xrdma_stat_inc(queue, pool);
 		break;
-	default:
+	case XRDMA_DATA_FRWR:
 		xrdma_stat_inc(queue, frwr);
+		first = &req->reg_wr.wr;
+		queue->pend_nr++;
 		break;
 	}
+	*queue->pend_tail = first;
+	queue->pend_tail = &req->send_wr.next;
+	queue->pend_nr++;
 }
 
 /*
  * Everything of ->queue_rq but the linking: check, set up and map the
- * command and build its WRs.  Return BLK_STS_OK with *first set to the
- * WRs to link, or any status (BLK_STS_OK included: a command ended as a
- * path error) with *first NULL.
+ * command and build its WRs.  Return BLK_STS_OK with *ready set when the
+ * request is started and its WRs are to be linked; with *ready false, any
+ * status (BLK_STS_OK included: a command ended as a path error) for a
+ * request that was not started, whose setup is undone.
  */
 static blk_status_t xrdma_prep_rq(struct xrdma_queue *queue,
-				  struct request *rq,
-				  struct ib_send_wr **first, u32 *nwr)
+				  struct request *rq, bool *ready)
 {
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
 	struct nvme_ctrl *nctrl = &queue->ctrl->ctrl;
 	blk_status_t status;
 	int ret;
 
-	*first = NULL;
+	*ready = false;
 	if (!nvme_check_ready(nctrl, rq,
 			      test_bit(XRDMA_Q_LIVE, &queue->flags))) {
 		/*
@@ -560,8 +572,6 @@ static blk_status_t xrdma_prep_rq(struct xrdma_queue *queue,
 	if (status)
 		return status;
 
-	nvme_start_request(rq);
-
 	ret = xrdma_map_data(queue, rq);
 	if (unlikely(ret)) {
 		nvme_cleanup_cmd(rq);
@@ -575,23 +585,37 @@ static blk_status_t xrdma_prep_rq(struct xrdma_queue *queue,
 	}
 
 	atomic_set(&req->waiting, XRDMA_REQ_SEND | XRDMA_REQ_RESP);
-	*first = xrdma_build_wrs(queue, req, rq, nwr);
+	xrdma_build_wrs(queue, req, rq);
+	nvme_start_request(rq);
 	trace_xrdma_queue_rq(queue, rq, req->kind);
+	*ready = true;
 	return BLK_STS_OK;
+}
+
+/*
+ * The stop emptied the chain before these commands were linked, and the
+ * cancel that followed it did not see them: end them here, or they wait
+ * for their timeout.  A stopped queue in use has lost its connection: end
+ * the setup, or recover.
+ */
+static void xrdma_submit_stopped(struct xrdma_queue *queue,
+				 struct request *rq, struct rq_list *more)
+{
+	do {
+		xrdma_end_unsent(blk_mq_rq_to_pdu(rq));
+	} while (more && (rq = rq_list_pop(more)));
+	xrdma_connection_failed(queue->ctrl);
 }
 
 static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
 				   const struct blk_mq_queue_data *bd)
 {
-	struct xrdma_request *req = blk_mq_rq_to_pdu(bd->rq);
 	struct xrdma_queue *queue = hctx->driver_data;
-	const struct ib_send_wr *bad = NULL;
-	struct ib_send_wr *first;
 	blk_status_t status;
-	u32 nwr;
+	bool ready;
 
-	status = xrdma_prep_rq(queue, bd->rq, &first, &nwr);
-	if (unlikely(!first)) {
+	status = xrdma_prep_rq(queue, bd->rq, &ready);
+	if (unlikely(!ready)) {
 		/*
 		 * Nothing to link, but what is pending must not wait: blk-mq
 		 * calls ->commit_rqs after a refusal, not after the last
@@ -604,27 +628,65 @@ static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	spin_lock(&queue->sq_lock);
 	if (unlikely(test_bit(XRDMA_Q_STOPPED, &queue->flags))) {
-		/*
-		 * The stop emptied the chain before this command was linked,
-		 * and the cancel that followed it did not see this command:
-		 * end it here, or it waits for its timeout.  A stopped queue
-		 * in use has lost its connection: end the setup, or recover.
-		 */
 		spin_unlock(&queue->sq_lock);
-		xrdma_end_unsent(req);
-		xrdma_connection_failed(queue->ctrl);
+		xrdma_submit_stopped(queue, bd->rq, NULL);
 		return BLK_STS_OK;
 	}
-	xrdma_count_submit(queue, req);
-	*queue->pend_tail = first;
-	queue->pend_tail = &req->send_wr.next;
-	queue->pend_nr += nwr;
-	if (bd->last)
-		bad = xrdma_flush_pending(queue);
-	spin_unlock(&queue->sq_lock);
-	if (unlikely(bad))
-		xrdma_post_failed(queue, bad);
+	xrdma_link_req(queue, blk_mq_rq_to_pdu(bd->rq));
+	xrdma_sq_unlock(queue, bd->last);
 	return BLK_STS_OK;
+}
+
+/* Link the started requests of @batch, all @queue's, at once; empty it. */
+static void xrdma_submit_batch(struct xrdma_queue *queue,
+			       struct rq_list *batch)
+{
+	struct request *rq = rq_list_pop(batch);
+
+	spin_lock(&queue->sq_lock);
+	if (unlikely(test_bit(XRDMA_Q_STOPPED, &queue->flags))) {
+		spin_unlock(&queue->sq_lock);
+		xrdma_submit_stopped(queue, rq, batch);
+		return;
+	}
+	do {
+		xrdma_link_req(queue, blk_mq_rq_to_pdu(rq));
+		xrdma_stat_inc(queue, batched);
+	} while ((rq = rq_list_pop(batch)));
+	xrdma_sq_unlock(queue, true);
+}
+
+/*
+ * ->queue_rqs: a plug's requests, all of one request queue, maybe of
+ * several hardware queues.  Each run of one queue's requests is set up
+ * without the lock, then linked under one sq_lock and posted with one
+ * doorbell.  A request that cannot be set up now was not started: it goes
+ * back in @rqlist, and blk-mq issues it through ->queue_rq, which sets it
+ * up again and returns its status.  One that setup ended is done.
+ */
+static void xrdma_queue_rqs(struct rq_list *rqlist)
+{
+	struct rq_list batch = {}, requeue = {};
+	struct xrdma_queue *queue = NULL;
+	struct request *rq;
+	blk_status_t status;
+	bool ready;
+
+	while ((rq = rq_list_pop(rqlist))) {
+		if (queue != rq->mq_hctx->driver_data) {
+			if (!rq_list_empty(&batch))
+				xrdma_submit_batch(queue, &batch);
+			queue = rq->mq_hctx->driver_data;
+		}
+		status = xrdma_prep_rq(queue, rq, &ready);
+		if (ready)
+			rq_list_add_tail(&batch, rq);
+		else if (status != BLK_STS_OK)
+			rq_list_add_tail(&requeue, rq);
+	}
+	if (!rq_list_empty(&batch))
+		xrdma_submit_batch(queue, &batch);
+	*rqlist = requeue;
 }
 
 static void xrdma_aen_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -769,6 +831,7 @@ static void xrdma_map_queues(struct blk_mq_tag_set *set)
 
 const struct blk_mq_ops xrdma_mq_ops = {
 	.queue_rq	= xrdma_queue_rq,
+	.queue_rqs	= xrdma_queue_rqs,
 	.commit_rqs	= xrdma_commit_rqs,
 	.complete	= xrdma_complete_rq,
 	.init_request	= xrdma_init_request,
