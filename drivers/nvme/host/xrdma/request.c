@@ -398,8 +398,8 @@ static void xrdma_fail_unposted(struct xrdma_queue *queue,
 
 /*
  * Post the pending chain with one doorbell.  Called with sq_lock held.
- * The chain is empty unless the queue runs: xrdma_queue_rq() links only
- * while the queue is not stopped, and xrdma_queue_stop() empties it, under
+ * The chain is empty unless the queue runs: submission links only while
+ * the queue is not stopped, and xrdma_queue_stop() empties it, under
  * sq_lock, once STOPPED is set.  A flush in between posts to a QP that
  * lives until xrdma_queue_free(), after the stop, whose drain flushes it.
  *
