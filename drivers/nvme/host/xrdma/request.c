@@ -657,6 +657,32 @@ static void xrdma_submit_batch(struct xrdma_queue *queue,
 }
 
 /*
+ * Set up the requests at the head of @rqlist that share the first one's
+ * hardware queue, and take them off it: the started ones to @batch, the
+ * ones blk-mq is to issue alone to @requeue.  Return their queue.
+ */
+static struct xrdma_queue *xrdma_prep_run(struct rq_list *rqlist,
+					  struct rq_list *batch,
+					  struct rq_list *requeue)
+{
+	struct blk_mq_hw_ctx *hctx = rq_list_peek(rqlist)->mq_hctx;
+	struct xrdma_queue *queue = hctx->driver_data;
+	struct request *rq;
+	blk_status_t status;
+	bool ready;
+
+	while ((rq = rq_list_peek(rqlist)) && rq->mq_hctx == hctx) {
+		rq_list_pop(rqlist);
+		status = xrdma_prep_rq(queue, rq, &ready);
+		if (ready)
+			rq_list_add_tail(batch, rq);
+		else if (status != BLK_STS_OK)
+			rq_list_add_tail(requeue, rq);
+	}
+	return queue;
+}
+
+/*
  * ->queue_rqs: a plug's requests, all of one request queue, maybe of
  * several hardware queues.  Each run of one queue's requests is set up
  * without the lock, then linked under one sq_lock and posted with one
@@ -666,26 +692,16 @@ static void xrdma_submit_batch(struct xrdma_queue *queue,
  */
 static void xrdma_queue_rqs(struct rq_list *rqlist)
 {
-	struct rq_list batch = {}, requeue = {};
-	struct xrdma_queue *queue = NULL;
-	struct request *rq;
-	blk_status_t status;
-	bool ready;
+	struct rq_list requeue = {};
 
-	while ((rq = rq_list_pop(rqlist))) {
-		if (queue != rq->mq_hctx->driver_data) {
-			if (!rq_list_empty(&batch))
-				xrdma_submit_batch(queue, &batch);
-			queue = rq->mq_hctx->driver_data;
-		}
-		status = xrdma_prep_rq(queue, rq, &ready);
-		if (ready)
-			rq_list_add_tail(&batch, rq);
-		else if (status != BLK_STS_OK)
-			rq_list_add_tail(&requeue, rq);
+	while (!rq_list_empty(rqlist)) {
+		struct rq_list batch = {};
+		struct xrdma_queue *queue;
+
+		queue = xrdma_prep_run(rqlist, &batch, &requeue);
+		if (!rq_list_empty(&batch))
+			xrdma_submit_batch(queue, &batch);
 	}
-	if (!rq_list_empty(&batch))
-		xrdma_submit_batch(queue, &batch);
 	*rqlist = requeue;
 }
 
