@@ -642,6 +642,7 @@ static void xrdma_submit_batch(struct xrdma_queue *queue,
 			       struct rq_list *batch)
 {
 	struct request *rq = rq_list_pop(batch);
+	unsigned int n = 0;
 
 	spin_lock(&queue->sq_lock);
 	if (unlikely(test_bit(XRDMA_Q_STOPPED, &queue->flags))) {
@@ -651,9 +652,10 @@ static void xrdma_submit_batch(struct xrdma_queue *queue,
 	}
 	do {
 		xrdma_link_req(queue, blk_mq_rq_to_pdu(rq));
-		xrdma_stat_inc(queue, batched);
+		n++;
 	} while ((rq = rq_list_pop(batch)));
 	xrdma_sq_unlock(queue, true);
+	xrdma_stat_add(queue, batched, n);
 }
 
 /*
