@@ -3,7 +3,8 @@
 #
 # Bad requests to "xrdma": each must fail with a specific errno and a
 # clear log line, quickly, with no splat and nothing leaked; and targets
-# that restrict us (no in-capsule data, small queues) must still work.
+# that restrict us (no in-capsule data, small queues) must still work, as
+# must one that allows more in-capsule data after a reconnect.
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -18,11 +19,12 @@ cleanup() {
 	rig_del_subsys "$NQN_CLOSED" >/dev/null 2>&1
 	rig_del_port 7 >/dev/null 2>&1
 	rig_del_port 8 >/dev/null 2>&1
+	rig_del_port 9 >/dev/null 2>&1
 	test_end "$TR"
 }
 trap cleanup EXIT
 
-test_begin 19
+test_begin 20
 
 # try OPTIONS: write a connect request; print the error, status 0 if the
 # controller was created.
@@ -185,6 +187,34 @@ t_no_inline() {
 	return "$rc"
 }
 ktap_run "target without in-capsule data: writes use FRWR" t_no_inline
+
+# A request's room for in-capsule data is fixed when the controller is
+# created: a reconnect to a port that now allows more keeps the first
+# size, says so, and its 16 KiB writes verify.
+t_inline_grows() {
+	local rc=0 p=$RIG_NVMET/ports/9 got
+	rig_add_param_port 9 4409 4096 -1 "$RIG_NQN_RAM" || return 1
+	NVME_TRSVCID=4409 connect_ram "$TR" -c 1 -l 60 || return 1
+	echo "in-capsule data size at creation:" \
+		"$(cat "/sys/class/nvme/$CTRL/xrdma/inline_data_size")"
+	# the port's last subsystem gone: it is disabled, the host reconnects
+	rig_unlink 9 "$RIG_NQN_RAM"
+	wait_for 30 eval "! nvme_state_is $CTRL live" || rc=1
+	echo 16384 >"$p/param_inline_data_size" || rc=1
+	rig_link 9 "$RIG_NQN_RAM" || rc=1
+	nvme_wait_state "$CTRL" live 60 || rc=1
+	got=$(cat "/sys/class/nvme/$CTRL/xrdma/inline_data_size")
+	echo "in-capsule data size after the reconnect: $got"
+	[[ $got == 4096 ]] || rc=1
+	dmesg_since_mark | grep "target allows 16384 bytes of in-capsule" ||
+		rc=1
+	fio_verify inline --rw=randwrite --bs=16k --iodepth=16 || rc=1
+	nvme_disconnect "$CTRL" || rc=1
+	rig_del_port 9
+	return "$rc"
+}
+ktap_run "in-capsule size kept when a reconnect is allowed more" \
+	t_inline_grows
 
 t_small_queue() {
 	local rc=0

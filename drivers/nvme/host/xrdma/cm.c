@@ -293,7 +293,7 @@ static void xrdma_cm_failed(struct xrdma_queue *queue, const char *step,
 			    int ret)
 {
 	struct rdma_cm_id *cm_id = queue->cm_id;
-	struct sockaddr *dst = (struct sockaddr *)&queue->ctrl->addr;
+	struct sockaddr *dst = &queue->ctrl->addr.sa;
 	union ib_gid sgid, dgid;
 
 	if (!cm_id->device) {
@@ -495,7 +495,7 @@ void xrdma_cm_destroy_id(struct xrdma_queue *queue, bool req_sent)
  * where the address resolved.
  */
 static int xrdma_cm_iface_addr(struct xrdma_queue *queue,
-			       struct sockaddr_storage *src, int *ifindex)
+			       union xrdma_sockaddr *src, int *ifindex)
 {
 	struct xrdma_ctrl *ctrl = queue->ctrl;
 	const char *name = ctrl->ctrl.opts->host_iface;
@@ -512,9 +512,9 @@ static int xrdma_cm_iface_addr(struct xrdma_queue *queue,
 	if (!src)
 		goto out_put;
 	memset(src, 0, sizeof(*src));
-	if (ctrl->addr.ss_family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)src;
-		__be32 dst = ((struct sockaddr_in *)&ctrl->addr)->sin_addr.s_addr;
+	if (ctrl->addr.sa.sa_family == AF_INET) {
+		struct sockaddr_in *sin = &src->in;
+		__be32 dst = ctrl->addr.in.sin_addr.s_addr;
 
 		sin->sin_family = AF_INET;
 		sin->sin_addr.s_addr = inet_select_addr(ndev, dst,
@@ -522,8 +522,8 @@ static int xrdma_cm_iface_addr(struct xrdma_queue *queue,
 		if (!sin->sin_addr.s_addr)
 			ret = -EADDRNOTAVAIL;
 	} else if (IS_ENABLED(CONFIG_IPV6)) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)src;
-		struct sockaddr_in6 *dst = (struct sockaddr_in6 *)&ctrl->addr;
+		struct sockaddr_in6 *sin6 = &src->in6;
+		struct sockaddr_in6 *dst = &ctrl->addr.in6;
 
 		sin6->sin6_family = AF_INET6;
 		if (ipv6_dev_get_saddr(&init_net, ndev, &dst->sin6_addr, 0,
@@ -572,13 +572,13 @@ int xrdma_cm_resolve_addr(struct xrdma_queue *queue)
 {
 	struct xrdma_ctrl *ctrl = queue->ctrl;
 	unsigned int mask = ctrl->ctrl.opts->mask;
-	struct sockaddr_storage iface_src;
+	union xrdma_sockaddr iface_src;
 	struct sockaddr *src = NULL;
 	int ifindex = 0;
 	int ret;
 
 	if (mask & NVMF_OPT_HOST_TRADDR)
-		src = (struct sockaddr *)&ctrl->src_addr;
+		src = &ctrl->src_addr.sa;
 	if (mask & NVMF_OPT_HOST_IFACE) {
 		ret = xrdma_cm_iface_addr(queue, src ? NULL : &iface_src,
 					  &ifindex);
@@ -587,12 +587,12 @@ int xrdma_cm_resolve_addr(struct xrdma_queue *queue)
 			return ret;
 		}
 		if (!src)
-			src = (struct sockaddr *)&iface_src;
+			src = &iface_src.sa;
 	}
 
 	xrdma_cm_arm(queue);
 	ret = rdma_resolve_addr(queue->cm_id, src,
-				(struct sockaddr *)&ctrl->addr,
+				&ctrl->addr.sa,
 				XRDMA_CM_RESOLVE_MS);
 	ret = xrdma_cm_wait(queue, ret, RDMA_CM_EVENT_ADDR_RESOLVED,
 			    XRDMA_CM_RESOLVE_MS + 1000);

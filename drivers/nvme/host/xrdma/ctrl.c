@@ -27,10 +27,23 @@
 
 static struct nvme_ctrl_ops xrdma_ctrl_ops;
 
-static size_t xrdma_cmd_size(void)
+/* A request PDU with room for the command SGE and @inline_sge data SGEs. */
+static size_t xrdma_cmd_size(u8 inline_sge)
 {
-	return sizeof(struct xrdma_request) +
-	       sizeof(struct scatterlist) * XRDMA_INLINE_SG_CNT;
+	struct xrdma_request *req;
+
+	return struct_size(req, sge, 1 + inline_sge);
+}
+
+/* The most in-capsule data SGEs any of the I/O queues just set up uses. */
+static u8 xrdma_io_inline_sge(struct xrdma_ctrl *ctrl)
+{
+	u32 most = 0;
+	int qid;
+
+	for (qid = 1; qid < ctrl->ctrl.queue_count; qid++)
+		most = max(most, ctrl->queues[qid].inline_sge);
+	return most;
 }
 
 static void xrdma_free_ctrl(struct nvme_ctrl *nctrl)
@@ -210,7 +223,7 @@ static int xrdma_configure_admin_queue(struct xrdma_ctrl *ctrl, bool new)
 	if (new) {
 		ret = nvme_alloc_admin_tag_set(nctrl, &ctrl->admin_tag_set,
 					       &xrdma_admin_mq_ops,
-					       xrdma_cmd_size());
+					       xrdma_cmd_size(0));
 		if (ret)
 			return ret;
 	}
@@ -341,10 +354,11 @@ static int xrdma_configure_io_queues(struct xrdma_ctrl *ctrl, bool new)
 		return ret;
 
 	if (new) {
+		ctrl->pdu_inline_sge = xrdma_io_inline_sge(ctrl);
 		ret = nvme_alloc_io_tag_set(nctrl, &ctrl->tag_set, &xrdma_mq_ops,
 					    nctrl->opts->nr_poll_queues ?
 					    HCTX_MAX_TYPES : 2,
-					    xrdma_cmd_size());
+					    xrdma_cmd_size(ctrl->pdu_inline_sge));
 		if (ret)
 			return ret;
 	}
@@ -625,14 +639,19 @@ static struct nvme_ctrl_ops xrdma_ctrl_ops = {
 
 /* "traddr"/"host_traddr" are numeric IPv4 or IPv6 (with %scope). */
 static int xrdma_parse_sockaddr(const char *what, const char *addr,
-				const char *port, struct sockaddr_storage *ss)
+				const char *port, union xrdma_sockaddr *sa)
 {
-	int ret = inet_pton_with_scope(&init_net, AF_UNSPEC, addr, port, ss);
+	struct sockaddr_storage ss;
+	int ret = inet_pton_with_scope(&init_net, AF_UNSPEC, addr, port, &ss);
 
-	if (ret)
+	if (ret) {
 		pr_err("invalid %s \"%s\"%s%s: expected a numeric IPv4 or IPv6 address\n",
 		       what, addr, port ? " port " : "", port ? port : "");
-	return ret;
+		return ret;
+	}
+	/* AF_INET or AF_INET6: both fit */
+	memcpy(sa, &ss, sizeof(*sa));
+	return 0;
 }
 
 static int xrdma_parse_addrs(struct xrdma_ctrl *ctrl,
@@ -665,6 +684,7 @@ static struct xrdma_ctrl *xrdma_alloc_ctrl(struct nvmf_ctrl_options *opts)
 	if (!ctrl)
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&ctrl->entry);
+	ctrl->pdu_inline_sge = XRDMA_MAX_INLINE_SGE;
 	ctrl->ctrl.opts = opts;
 
 	ret = xrdma_parse_addrs(ctrl, opts);
@@ -736,13 +756,13 @@ static struct nvme_ctrl *xrdma_create_ctrl(struct device *dev,
 	if (ret) {
 		dev_err(ctrl->ctrl.device,
 			"cannot connect to %s at %pISpcs: %d\n",
-			opts->subsysnqn, &ctrl->addr, ret);
+			opts->subsysnqn, &ctrl->addr.sa, ret);
 		goto out_uninit_ctrl;
 	}
 
 	dev_info(ctrl->ctrl.device,
 		 "new ctrl: NQN \"%s\", addr %pISpcs, hostnqn: %s, via %s\n",
-		 nvmf_ctrl_subsysnqn(&ctrl->ctrl), &ctrl->addr,
+		 nvmf_ctrl_subsysnqn(&ctrl->ctrl), &ctrl->addr.sa,
 		 opts->host->nqn, xrdma_transport.name);
 	xrdma_ctrl_list_add(ctrl);
 	return &ctrl->ctrl;

@@ -365,6 +365,24 @@ static void xrdma_queue_put_dev(struct xrdma_queue *queue)
 }
 
 /*
+ * The I/O requests have room for the in-capsule SGEs the controller's
+ * first association could use (xrdma_ctrl.pdu_inline_sge): a target that
+ * allows more after a reconnect gets no more than that.
+ */
+static void xrdma_queue_fit_inline(struct xrdma_queue *queue)
+{
+	u32 room = queue->ctrl->pdu_inline_sge * SZ_4K;
+
+	if (queue->inline_size <= room)
+		return;
+	if (queue->qid == 1)
+		xrdma_qinfo(queue,
+			    "target allows %u bytes of in-capsule data, the requests set up at creation have room for %u: sending %u\n",
+			    queue->inline_size, room, room);
+	WRITE_ONCE(queue->inline_size, room);
+}
+
+/*
  * Create the IB resources of a queue whose address is resolved: bind the
  * device, create its protection domain, CQ, QP, rings and MR pool, and
  * post the whole receive ring, so the target may answer as soon as we are
@@ -396,6 +414,7 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	WRITE_ONCE(queue->inline_size,
 		   min_t(u32, queue->inline_size,
 			 queue->dev->max_inline_sge * SZ_4K));
+	xrdma_queue_fit_inline(queue);
 	/*
 	 * As many data SGEs as aligned 4 KiB pages fill it (review m17):
 	 * every send WQE carries room for them.  Less aligned data goes

@@ -15,6 +15,8 @@
 #define _XRDMA_H
 
 #include <linux/blk-mq.h>
+#include <linux/in.h>
+#include <linux/in6.h>
 #include <linux/jump_label.h>
 #include <linux/nvme-rdma.h>
 #include <linux/scatterlist.h>
@@ -250,8 +252,9 @@ struct xrdma_pool_page {
  * @reg_cqe: REG_MR cookie (unsignaled: only errors complete)
  * @reg_wr: REG_MR work request
  * @send_wr: SEND work request
- * @sge: command SGE followed by in-capsule data SGEs
  * @first_sgl: inline scatterlist storage (more is chained on demand)
+ * @sge: command SGE followed by as many in-capsule data SGEs as the tag
+ *	set has room for (xrdma_ctrl.pdu_inline_sge, none on the admin queue)
  */
 struct xrdma_request {
 	struct nvme_request	nreq;
@@ -269,8 +272,20 @@ struct xrdma_request {
 	struct ib_cqe		reg_cqe;
 	struct ib_reg_wr	reg_wr;
 	struct ib_send_wr	send_wr;
-	struct ib_sge		sge[1 + XRDMA_MAX_INLINE_SGE];
-	struct scatterlist	first_sgl[];
+	struct scatterlist	first_sgl[XRDMA_INLINE_SG_CNT];
+	struct ib_sge		sge[];
+};
+
+/**
+ * union xrdma_sockaddr - an IPv4 or IPv6 socket address, and no bigger
+ * @sa: the generic view
+ * @in: IPv4
+ * @in6: IPv6
+ */
+union xrdma_sockaddr {
+	struct sockaddr		sa;
+	struct sockaddr_in	in;
+	struct sockaddr_in6	in6;
 };
 
 /**
@@ -290,6 +305,9 @@ struct xrdma_request {
  * @src_addr: source address (host_traddr)
  * @io_queues: I/O queues per hctx type
  * @use_inline: the target accepts in-capsule data
+ * @pdu_inline_sge: in-capsule data SGEs an I/O request has room for:
+ *	XRDMA_MAX_INLINE_SGE until the I/O tag set is created, then what its
+ *	queues could use then, which bounds every later association's
  * @setup_timed_out: a command of the current setup timed out (the
  *	attempt then fails with -ETIMEDOUT, see xrdma_setup_status())
  * @setup_aborted: a connection of the current setup failed
@@ -313,10 +331,11 @@ struct xrdma_ctrl {
 	struct mutex		teardown_lock;	/* see kernel-doc */
 	struct delayed_work	reconnect_work;
 	struct list_head	entry;
-	struct sockaddr_storage	addr;
-	struct sockaddr_storage	src_addr;
+	union xrdma_sockaddr	addr;
+	union xrdma_sockaddr	src_addr;
 	u32			io_queues[HCTX_MAX_TYPES];
 	bool			use_inline;
+	u8			pdu_inline_sge;
 	bool			setup_timed_out;
 	bool			setup_aborted;
 	unsigned long		admin_rx_at;
