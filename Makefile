@@ -169,9 +169,12 @@ check: check-build checkpatch lint selftests
 # kernel build is cached under /var/tmp/xrdma-debug; the first one takes
 # long (see README.md). Our module is built in a
 # copy of the tree (.build/debug/src) so the normal build stays as it is.
+# The tests are basic/ and xrdma/: package/ checks the Debian package on
+# the Debian kernels (DKMS builds, which would take hours under KASAN).
 DEBUG_SRC   := $(BUILD)/debug/src
 DEBUG_KO    := $(DEBUG_SRC)/$(MOD)
-DEBUG_TESTS ?=
+DEBUG_TESTS ?= $(sort $(wildcard selftests/basic/test_*.sh)) \
+	       $(sort $(wildcard selftests/xrdma/test_*.sh))
 DEBUG_DIR    = $(shell tools/debug/build-kernel)
 
 debug-kernel:

@@ -411,6 +411,8 @@ static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 	if (ret)
 		goto out_teardown;
 	if (nctrl->queue_count > 1) {
+		if (static_branch_unlikely(&xrdma_fault_key))
+			xrdma_fault_io_setup_hold(ctrl);
 		ret = xrdma_configure_io_queues(ctrl, new);
 		if (ret)
 			goto out_teardown;

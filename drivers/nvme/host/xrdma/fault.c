@@ -17,6 +17,9 @@
  *                                                          Connect success
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/create_qp     rdma_create_qp()
  *                                                          of one I/O queue
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/io_setup_hold a controller
+ *                                                          setup, before
+ *                                                          its I/O queues
  *
  * Writing N to a file makes the next N such calls on the controller's I/O
  * queues fail as the provider would report it (-ENOMEM, no MR, no mapped
@@ -35,7 +38,12 @@
  * which a lost connection may stop it (xrdma_queue_start()).
  * create_qp is no count but a queue id: writing K makes the next QP
  * creation of I/O queue K fail with -ENOMEM, as a device out of QPs would,
- * whichever order the I/O queues connect in.  Debian's
+ * whichever order the I/O queues connect in.  io_setup_hold is no count
+ * either: while it is not 0, a controller setup (connect, reset or
+ * reconnect) whose admin queue is live waits, for 30 s at most, before
+ * its I/O queues resolve their addresses: the window in which a test moves
+ * the target's address to another RDMA device, so that one controller has
+ * queues on two devices (xrdma_fault_io_setup_hold()).  Debian's
  * kernel has no CONFIG_FAULT_INJECTION: this is our own.
  *
  * Cost when off: the hooks sit behind one static key, a no-op jump until
@@ -45,6 +53,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/jump_label.h>
 #include <linux/ratelimit.h>
 
@@ -67,6 +76,7 @@ static const char * const xrdma_fault_names[XRDMA_FAULT_NR] = {
 	[XRDMA_FAULT_QUIESCE_HOLD]	= "quiesce_hold",
 	[XRDMA_FAULT_LIVE_HOLD]		= "live_hold",
 	[XRDMA_FAULT_CREATE_QP]		= "create_qp",
+	[XRDMA_FAULT_IO_SETUP_HOLD]	= "io_setup_hold",
 };
 
 #define XRDMA_FAULT_RS \
@@ -142,6 +152,37 @@ int xrdma_fault_post_send(struct xrdma_queue *queue, struct ib_send_wr *head,
 		return ret;
 	*bad = rest;
 	return -ENOMEM;
+}
+
+/* Longest io_setup_hold keeps a setup waiting. */
+#define XRDMA_FAULT_HOLD_MS	(30 * MSEC_PER_SEC)
+
+/**
+ * xrdma_fault_io_setup_hold() - wait while fault/io_setup_hold is set
+ * @ctrl: a controller being set up, its admin queue live
+ *
+ * Only called once fault injection was used (xrdma_fault_key).  Returns
+ * when the knob is 0 again, the controller is being deleted, or after
+ * XRDMA_FAULT_HOLD_MS.
+ */
+void xrdma_fault_io_setup_hold(struct xrdma_ctrl *ctrl)
+{
+	atomic_t *hold = &ctrl->faults[XRDMA_FAULT_IO_SETUP_HOLD];
+	unsigned long end;
+
+	if (!atomic_read(hold))
+		return;
+	dev_info(ctrl->ctrl.device,
+		 "injected fault: io_setup_hold, I/O queues wait until it is 0\n");
+	end = jiffies + msecs_to_jiffies(XRDMA_FAULT_HOLD_MS);
+	while (atomic_read(hold) && time_before(jiffies, end)) {
+		enum nvme_ctrl_state state = nvme_ctrl_state(&ctrl->ctrl);
+
+		if (state == NVME_CTRL_DELETING ||
+		    state == NVME_CTRL_DELETING_NOIO)
+			break;
+		msleep(100);
+	}
 }
 
 static int xrdma_fault_get(void *data, u64 *val)

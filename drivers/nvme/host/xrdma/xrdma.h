@@ -74,6 +74,7 @@ enum xrdma_fault {
 	XRDMA_FAULT_QUIESCE_HOLD,
 	XRDMA_FAULT_LIVE_HOLD,
 	XRDMA_FAULT_CREATE_QP,
+	XRDMA_FAULT_IO_SETUP_HOLD,
 	XRDMA_FAULT_NR
 };
 
@@ -563,6 +564,7 @@ bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault);
 int xrdma_fault_post_send(struct xrdma_queue *queue, struct ib_send_wr *head,
 			  const struct ib_send_wr **bad);
 void xrdma_fault_add(struct xrdma_ctrl *ctrl, struct dentry *parent);
+void xrdma_fault_io_setup_hold(struct xrdma_ctrl *ctrl);
 
 /* Should this call fail?  A no-op jump until a fault is first armed. */
 static inline bool xrdma_fault(struct xrdma_queue *queue,
