@@ -190,10 +190,12 @@ debug-modules: debug-kernel
 		MODDIR=$(DEBUG_DIR)/root/lib/modules/$$(cat $(DEBUG_DIR)/release)/ \
 		KSRC_TAR=$(KSRC_TAR) W=1 modules
 
+# one guest per test file (tools/vm/selftests --each: lockdep is off for
+# the rest of a boot after its first report)
 check-debug: debug-modules tools
-	XRDMA_TIMEOUT_SCALE=8 tools/vm/run --kernel-dir $(DEBUG_DIR) \
-		--ko $(DEBUG_KO) --timeout 10800 \
-		-- selftests/run_selftests.sh $(DEBUG_TESTS)
+	XRDMA_TIMEOUT_SCALE=8 tools/vm/selftests --each \
+		--kernel-dir $(DEBUG_DIR) --ko $(DEBUG_KO) --timeout 3600 \
+		-- $(DEBUG_TESTS)
 
 demo: modules
 	tools/vm/run -- tools/demo

@@ -38,8 +38,6 @@ readonly DBG=/sys/kernel/debug/nvme-xrdma
 CTRL=
 DEV=
 PATH_B=0
-ADMIN_DEV=
-IO_DEV=
 RESET_PID=
 
 cleanup() {
@@ -48,10 +46,7 @@ cleanup() {
 		echo 0 >"$DBG/$CTRL/fault/io_setup_hold"
 	[[ -n $RESET_PID ]] && wait "$RESET_PID"
 	nvme_delete_ctrls "$TR"
-	ip addr del "$MOVE_IP/32" dev "$RIG_NETDEV" 2>/dev/null
-	ip addr del "$MOVE_IP/32" dev "$NETDEV_B" 2>/dev/null
-	rig_del_port "$PORT_ANY"
-	((PATH_B)) && rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B"
+	t_unsetup >/dev/null
 	test_end "$TR"
 }
 trap cleanup EXIT
@@ -90,7 +85,9 @@ t_unsetup() {
 	ip addr del "$MOVE_IP/32" dev "$RIG_NETDEV" 2>/dev/null
 	ip addr del "$MOVE_IP/32" dev "$NETDEV_B" 2>/dev/null
 	rig_del_port "$PORT_ANY" || rc=1
-	rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B" || rc=1
+	if ((PATH_B)); then
+		rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B" || rc=1
+	fi
 	PATH_B=0
 	return "$rc"
 }
@@ -119,7 +116,9 @@ connect_on() {
 	}
 }
 
-# held: the kernel log since line LOG0 says CTRL's setup holds.
+# held: the kernel log since line LOG0 says CTRL's setup holds. A line
+# count, not dmesg_mark: a new mark would move the one the final
+# dmesg_check starts from.
 LOG0=0
 held() {
 	dmesg | tail -n +$((LOG0 + 1)) |
@@ -130,9 +129,8 @@ held() {
 # its setup after the admin queue; add MOVE_IP to IO_RXE's netdev; release.
 split() {
 	local hold=$DBG/$CTRL/fault/io_setup_hold nd n_admin n_io
-	ADMIN_DEV=$1
-	IO_DEV=$2
-	nd=$(netdev_of "$IO_DEV")
+	local admin_dev=$1 io_dev=$2
+	nd=$(netdev_of "$io_dev")
 	LOG0=$(dmesg | wc -l)
 	echo 1 >"$hold" || return 1
 	# the write returns when the reset is done: after the hold
@@ -144,8 +142,8 @@ split() {
 			return 1
 		}
 	ip addr add "$MOVE_IP/32" dev "$nd" || return 1
-	wait_for 30 rig_has_gid "$MOVE_IP" "$IO_DEV" || {
-		echo "no GID for $MOVE_IP on $IO_DEV"
+	wait_for 30 rig_has_gid "$MOVE_IP" "$io_dev" || {
+		echo "no GID for $MOVE_IP on $io_dev"
 		echo 0 >"$hold"
 		return 1
 	}
@@ -156,11 +154,11 @@ split() {
 	}
 	RESET_PID=
 	nvme_wait_state "$CTRL" live $((30 * SCALE)) || return 1
-	n_admin=$(host_cm_ids "$ADMIN_DEV")
-	n_io=$(host_cm_ids "$IO_DEV")
-	echo "after the reset: $n_admin CM id(s) on $ADMIN_DEV, $n_io on $IO_DEV"
+	n_admin=$(host_cm_ids "$admin_dev")
+	n_io=$(host_cm_ids "$io_dev")
+	echo "after the reset: $n_admin CM id(s) on $admin_dev, $n_io on $io_dev"
 	if ((n_admin != 1 || n_io < 1)); then
-		echo "queues not split as wanted (1 on $ADMIN_DEV, the rest on $IO_DEV)"
+		echo "queues not split as wanted (1 on $admin_dev, the rest on $io_dev)"
 		rdma res show cm_id
 		return 1
 	fi
