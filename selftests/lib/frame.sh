@@ -27,6 +27,10 @@
 #   fio_stop_verified OUT  stop the background fio at a loop boundary and
 #                     let it verify what it wrote; status 1 if it hangs or
 #                     OUT (its output) reports an error
+#   link_delete_under_io RXE  random writes on $DEV in the background, then
+#                     "rdma link delete RXE": it must return within 10 s,
+#                     $CTRL be gone and fio ended within 60 s (times
+#                     XRDMA_TIMEOUT_SCALE); clears CTRL
 #   timed_live WHAT   wait for $CTRL to be live again, say how long it took
 #   BADTARGET         the misbehaving target (tools/badtarget): beside the
 #                     xrdma tests in an installed copy, else in the tree;
@@ -160,6 +164,37 @@ fio_stop_verified() {
 		return 1
 	fi
 	grep -E 'err=' "$out" | head -n 1
+}
+
+link_delete_under_io() {
+	local scale=${XRDMA_TIMEOUT_SCALE:-1} start took rc=0
+	# no verify: the writes in flight when the device goes fail
+	fio --name=gone --filename="$DEV" --direct=1 --ioengine=libaio \
+		--rw=randwrite --bs=4k --iodepth=16 --size=16M --time_based \
+		--runtime=60 >"$TEST_TMP/gone.fio" 2>&1 &
+	FIO_PID=$!
+	sleep 2
+	start=$(now_ms)
+	rdma link delete "$1" || rc=1
+	took=$(($(now_ms) - start))
+	echo "rdma link delete $1 took $took ms"
+	((took < 10000 * scale)) || {
+		echo "rdma link delete blocked"
+		rc=1
+	}
+	wait_for $((60 * scale)) nvme_ctrl_gone "$CTRL" || {
+		echo "controller $CTRL not removed"
+		rc=1
+	}
+	echo "controller removed $(($(now_ms) - start)) ms after link delete"
+	fio_wait $((60 * scale)) || {
+		echo "fio still blocked after the device went away"
+		rc=1
+	}
+	wait "$FIO_PID"
+	FIO_PID=
+	CTRL=
+	return "$rc"
 }
 
 timed_live() {

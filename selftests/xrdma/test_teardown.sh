@@ -83,29 +83,7 @@ t_unload_live() {
 }
 
 t_link_delete() {
-	local start rc=0
-	connect_ram "$TR" || return 1
-	# no verify: the writes in flight when the device goes fail
-	fio --name=gone --filename="$DEV" --direct=1 --ioengine=libaio \
-		--rw=randwrite --bs=4k --iodepth=16 --size=16M --time_based \
-		--runtime=60 >"$TEST_TMP/gone.fio" 2>&1 &
-	FIO_PID=$!
-	sleep 3
-	start=$(now_ms)
-	rdma link delete "$RIG_RXE" || rc=1
-	wait_for 60 nvme_ctrl_gone "$CTRL" || {
-		echo "controller $CTRL not removed"
-		rc=1
-	}
-	echo "controller removed $(($(now_ms) - start)) ms after link delete"
-	if ! fio_wait 60; then
-		echo "fio still blocked 60 s after the device went away"
-		rc=1
-	fi
-	wait "$FIO_PID"
-	FIO_PID=
-	CTRL=
-	return "$rc"
+	connect_ram "$TR" && link_delete_under_io "$RIG_RXE"
 }
 
 t_link_back() {

@@ -166,35 +166,6 @@ split() {
 	fio_verify split --rw=randwrite --bsrange=4k-128k --iodepth=16
 }
 
-# remove_dev RXE: rdma link delete RXE under I/O; the controller goes in
-# seconds and the I/O ends.
-remove_dev() {
-	local start took rc=0
-	fio --name=gone --filename="$DEV" --direct=1 --ioengine=libaio \
-		--rw=randwrite --bs=4k --iodepth=16 --size=16M --time_based \
-		--runtime=60 >"$TEST_TMP/gone.fio" 2>&1 &
-	FIO_PID=$!
-	sleep 2
-	start=$(now_ms)
-	rdma link delete "$1" || rc=1
-	took=$(($(now_ms) - start))
-	echo "rdma link delete $1 took $took ms"
-	((took < 10000 * SCALE)) || {
-		echo "rdma link delete blocked"
-		rc=1
-	}
-	wait_for $((30 * SCALE)) nvme_ctrl_gone "$CTRL" || {
-		echo "controller $CTRL not removed"
-		rc=1
-	}
-	echo "controller removed $(($(now_ms) - start)) ms after link delete"
-	fio_wait $((60 * SCALE)) || rc=1
-	wait "$FIO_PID"
-	FIO_PID=
-	CTRL=
-	return "$rc"
-}
-
 rxe_b_back() {
 	rdma link add "$RXE_B" type rxe netdev "$NETDEV_B" || return 1
 	wait_for 30 rig_rxe_active "$RXE_B"
@@ -213,11 +184,11 @@ ktap_run "second device and a port on every device" t_setup
 ktap_run "admin queue on $RIG_RXE, I/O queues on $RXE_B, data verified" \
 	t_split_io
 ktap_run "rdma link delete of the I/O queues' device removes it" \
-	remove_dev "$RXE_B"
+	link_delete_under_io "$RXE_B"
 ktap_run "admin queue on $RXE_B, I/O queues on $RIG_RXE, data verified" \
 	t_split_admin
 ktap_run "rdma link delete of the admin queue's device removes it" \
-	remove_dev "$RXE_B"
+	link_delete_under_io "$RXE_B"
 ktap_run "no controller left" no_ctrl_left
 ktap_run "second device and the port on every device removed" t_unsetup
 ktap_run "RDMA resources and module refs back to baseline" leak_check
