@@ -61,6 +61,16 @@
 #                   the held Read retried and I/O verified; queue 1
 #                   held before it goes live (fault knob live_hold), so
 #                   the refused replay ends the attempt in that window
+#   setup-timeout   a Read held on a live association and its retry held
+#                   again while the next association is set up, I/O
+#                   timeout 5 s (review m6). With nvme-core's max_retries
+#                   at 1 the timeout in the setup fails the Read and the
+#                   drain succeeds: the setup must still end, not go LIVE
+#                   with the stopped queue (which recovered at the first
+#                   I/O on it); then, with the retries as they were, the
+#                   retried Read waits for the stopped queue: the attempt
+#                   must end at once, not after the drain's 30 s, and the
+#                   Read succeed within 25 s
 #
 # After each scenario: the bad controller is deleted, the target exits 0
 # on SIGTERM, and the kernel log of the scenario has no WARN/BUG/oops.
@@ -90,7 +100,7 @@ readonly BT_NQN=nqn.2026-11.io.xrdma:bad
 BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	inv-wrong-rkey inv-no-mr small-crqsize rej-garbage est-dreq silent
 	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz
-	idle-dreq cross-queue-write replay-old-cid"
+	idle-dreq cross-queue-write replay-old-cid setup-timeout"
 # shellcheck disable=SC2206 # a word list
 SCENARIOS=(${XRDMA_BAD_SCENARIOS:-$BT_DEFAULT})
 
@@ -103,8 +113,11 @@ BT_DEV=
 BT_MARK=
 ADMIN_TMO0=
 IO_TMO0=
+RETRIES0=
 
 cleanup() {
+	[[ -n $RETRIES0 ]] &&
+		echo "$RETRIES0" >/sys/module/nvme_core/parameters/max_retries
 	[[ -n $ADMIN_TMO0 ]] &&
 		echo "$ADMIN_TMO0" >/sys/module/nvme_core/parameters/admin_timeout
 	[[ -n $IO_TMO0 ]] &&
@@ -527,15 +540,81 @@ bt_reused_tag_replayed() {
 	bt_target_said 'with the old command id'
 }
 
-sc_replay_old_cid() {
-	local rc=0 t0
-	# the controller's tag set takes the I/O timeout at creation
+# a 4 KiB read from each CPU, so from every I/O queue of the default map
+bt_read_each_cpu() {
+	local c
+	for c in $(seq 0 $(($(nproc) - 1))); do
+		taskset -c "$c" dd if="$BT_DEV" of=/dev/null bs=4k count=16 \
+			skip=$((4096 + 16 * c)) iflag=direct status=none || return 1
+	done
+}
+
+# bt_connect_live_tmo5: bt_connect_live with an I/O timeout of 5 s (the
+# controller's tag set takes the I/O timeout at creation)
+bt_connect_live_tmo5() {
+	local rc=0
 	IO_TMO0=$(</sys/module/nvme_core/parameters/io_timeout)
 	echo 5 >/sys/module/nvme_core/parameters/io_timeout
 	bt_connect_live || rc=1
 	echo "$IO_TMO0" >/sys/module/nvme_core/parameters/io_timeout
 	IO_TMO0=
-	((rc == 0)) || return 1
+	return "$rc"
+}
+
+sc_setup_timeout() {
+	local rc=0 rec0 rec
+	bt_connect_live_tmo5 || return 1
+	rec0=$(bt_counter recoveries)
+
+	# round 1: the timeout in the setup fails the Read (no retry left)
+	RETRIES0=$(</sys/module/nvme_core/parameters/max_retries)
+	echo 1 >/sys/module/nvme_core/parameters/max_retries
+	bt_read_held
+	echo "round 1: the held Read ended after $HELD_S s, status $?" \
+		"(it fails: retried once only)"
+	echo "$RETRIES0" >/sys/module/nvme_core/parameters/max_retries
+	RETRIES0=
+	bt_target_said '\(2 of 4\)' || {
+		echo "the retried Read did not come on the next association"
+		return 1
+	}
+	bt_logged 'timed out .*not live: aborting' || return 1
+	nvme_wait_state "$BT_CTRL" live 60 || return 1
+	bt_read_each_cpu || {
+		echo "reads from each CPU failed"
+		rc=1
+	}
+	sleep 1
+	rec=$(bt_counter recoveries)
+	echo "recoveries $rec0 -> $rec (the held Read's own: 1)"
+	((rec == rec0 + 1)) || {
+		echo "a recovery after LIVE: a queue stopped in the setup went live"
+		rc=1
+	}
+
+	# round 2: the retried Read waits for its stopped queue
+	if bt_read_held; then
+		echo "round 2: the held Read succeeded after $HELD_S s (limit 25)"
+		((HELD_S < 25)) || {
+			echo "the setup waited out the drain"
+			rc=1
+		}
+	else
+		echo "round 2: the held Read failed after $HELD_S s"
+		rc=1
+	fi
+	bt_target_said '\(4 of 4\)' || {
+		echo "round 2: the retried Read was not held again"
+		rc=1
+	}
+	nvme_wait_state "$BT_CTRL" live 60 || return 1
+	bt_verify || rc=1
+	return "$rc"
+}
+
+sc_replay_old_cid() {
+	local rc=0 t0
+	bt_connect_live_tmo5 || return 1
 	# The replay to the idle tag comes just before queue 1's Connect
 	# response: the attempt is ended while that Connect succeeds.  Hold
 	# each I/O queue 200 ms between its Connect and going live, so the
@@ -602,6 +681,17 @@ sc_replay_old_cid() {
 
 # fio writes and verifies (verify_backlog) the nvmet-rdma namespace for
 # the whole test; the end stops it and reads its verdict.
+# bt_read_held: the Read of block 12345 (LBA 98760) the target holds,
+# from CPU 0; status of dd, time taken in HELD_S.
+HELD_S=0
+bt_read_held() {
+	local t0=$EPOCHSECONDS rc=0
+	taskset -c 0 dd if="$BT_DEV" of=/dev/null bs=4k count=1 skip=12345 \
+		iflag=direct status=none || rc=$?
+	HELD_S=$((EPOCHSECONDS - t0))
+	return "$rc"
+}
+
 t_good() {
 	connect_ram "$TR" -c 1 -l 60 || return 1
 	fio --name=bg --filename="$DEV" --direct=1 --ioengine=libaio \

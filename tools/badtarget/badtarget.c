@@ -45,6 +45,7 @@ const char *const scenario_names[S_NR] = {
 	[S_IDLE_DREQ] = "idle-dreq",
 	[S_CROSS_QUEUE_WRITE] = "cross-queue-write",
 	[S_REPLAY_OLD_CID] = "replay-old-cid",
+	[S_SETUP_TIMEOUT] = "setup-timeout",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -70,6 +71,8 @@ static const char *const scenario_help[S_NR] = {
 	[S_CROSS_QUEUE_WRITE] = "RDMA WRITE into the first Read's buffer through the admin queue's connection, then answer it",
 	[S_REPLAY_OLD_CID] = "never answer the first Read of LBA 98760; after the reconnect send its\n"
 		"                  command id: to the idle tag, then over the tag's next Read",
+	[S_SETUP_TIMEOUT] = "never answer a Read of LBA 98760, at most one per association and\n"
+		"                  4 in all: the one the host retries after the recovery is held too",
 };
 
 

@@ -269,6 +269,28 @@ static bool replay_old_cid(struct queue *q, int i, uint64_t slba)
 }
 
 /*
+ * setup-timeout: hold a Read of HOLD_LBA on an association, and the retry
+ * of it on the next association too, which the host sends while that one
+ * is being set up (its I/O queues started, the controller not yet LIVE):
+ * the host times it out there.  At most one per association, 4 in all.
+ * True if slot @i is held.
+ */
+static bool setup_timeout(struct queue *q, int i, uint64_t slba)
+{
+	static int held_n, held_assoc;
+	struct cmd *c = &q->cmds[i];
+
+	if (scenario != S_SETUP_TIMEOUT || c->sqe[0] != OP_READ ||
+	    slba != HOLD_LBA || held_n == 4 || held_assoc == associations)
+		return false;
+	held_n++;
+	held_assoc = associations;
+	logmsg("scenario setup-timeout: holding Read command id %#x on queue %u, association %d (%d of 4)",
+	       get16(c->sqe + 2), q->qid, associations, held_n);
+	return true;		/* the slot stays busy: never answered */
+}
+
+/*
  * replay-old-cid: the fabrics Connect of I/O queue @q of a later
  * association is being answered.  The held command's tag is idle (the
  * controller cannot be live before this queue is): send the old command
@@ -467,7 +489,7 @@ static void nvm_cmd(struct queue *q, int i, bool data_ready)
 		complete(q, i, SC_INVALID_FIELD | SC_DNR, 0, NULL, 0, 0);
 		return;
 	}
-	if (replay_old_cid(q, i, slba))
+	if (replay_old_cid(q, i, slba) || setup_timeout(q, i, slba))
 		return;
 	if (!data_ready && dreq_mid_io(q, i, op == OP_WRITE))
 		return;

@@ -304,9 +304,20 @@ static int xrdma_clamp_queue_size(struct xrdma_ctrl *ctrl, bool new)
 }
 
 /*
- * Wait up to the I/O timeout for the request queues to drain.  A lost
- * connection meanwhile (xrdma_abort_work()) ends the wait: what it ended
- * comes back for the next attempt and would never drain on this one.
+ * A connection of this setup was lost (xrdma_abort_work()), or one of its
+ * commands timed out (xrdma_timeout() stops the command's queue): either
+ * way a queue is stopped, and the attempt must end, not go LIVE with it.
+ */
+static bool xrdma_setup_failed(struct xrdma_ctrl *ctrl)
+{
+	return READ_ONCE(ctrl->setup_aborted) ||
+	       READ_ONCE(ctrl->setup_timed_out);
+}
+
+/*
+ * Wait up to the I/O timeout for the request queues to drain.  A failed
+ * setup ends the wait: what was ended comes back for the next attempt,
+ * and what waits for a stopped queue would never drain on this one.
  */
 static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
 {
@@ -315,8 +326,7 @@ static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
 	do {
 		if (nvme_wait_freeze_timeout(&ctrl->ctrl, HZ / 10))
 			return true;
-	} while (!READ_ONCE(ctrl->setup_aborted) &&
-		 time_before(jiffies, deadline));
+	} while (!xrdma_setup_failed(ctrl) && time_before(jiffies, deadline));
 	return false;
 }
 
@@ -332,7 +342,7 @@ static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 	xrdma_unquiesce_io_queues(nctrl);
 	if (!xrdma_wait_drained(ctrl)) {
 		nvme_unfreeze(nctrl);
-		if (READ_ONCE(ctrl->setup_aborted))
+		if (xrdma_setup_failed(ctrl))
 			return -ECONNRESET;
 		dev_warn(nctrl->device,
 			 "I/O did not drain for the queue resize, retrying the connection\n");
@@ -418,8 +428,12 @@ static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 			goto out_teardown;
 	}
 
-	/* a connection lost with nothing in flight ended nothing */
-	if (READ_ONCE(ctrl->setup_aborted)) {
+	/*
+	 * A connection lost with nothing in flight ended nothing; an I/O
+	 * command that timed out after the queues started (review m6) left
+	 * its queue stopped, whether or not the drain then succeeded.
+	 */
+	if (xrdma_setup_failed(ctrl)) {
 		ret = -ECONNRESET;
 		goto out_teardown;
 	}

@@ -780,7 +780,8 @@ static enum blk_eh_timer_return xrdma_timeout(struct request *rq)
 		/*
 		 * Connecting, resetting or deleting: nobody else will end
 		 * this request.  Stop the queue first so the HCA is done with
-		 * its buffers, then complete it.
+		 * its buffers, then complete it.  A setup under way ends
+		 * (xrdma_setup_failed()): it must not go LIVE with the queue.
 		 */
 		WRITE_ONCE(ctrl->setup_timed_out, true);
 		xrdma_queue_stop(queue);
