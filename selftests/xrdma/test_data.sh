@@ -34,6 +34,17 @@ counter() {
 	awk -v k="$1" '$1 == k { print $2 }' "$DBG/$CTRL/stats"
 }
 
+# io_counter NAME: the total of a debugfs counter over the I/O queues.
+# The admin queue is left out: its keep-alive commands come and go while
+# the counters are read, one CPU's after the other, so one can be seen
+# completed but not submitted (seen in make check-debug: 14736 submitted,
+# 14737 completed).
+io_counter() {
+	cat "$DBG/$CTRL"/q[1-9]*/stats | awk -v k="$1" '
+		$1 == k { n += $2 }
+		END { print n + 0 }'
+}
+
 # delta NAME CMD...: run CMD, print how much counter NAME grew.
 DELTA=0
 delta() {
@@ -264,12 +275,13 @@ t_batched() {
 
 t_counters() {
 	local sub comp bad err
-	sub=$(counter submitted)
-	comp=$(counter completed)
+	sub=$(io_counter submitted)
+	comp=$(io_counter completed)
 	bad=$(counter bad_rsp)
 	err=$(counter wr_errors)
-	echo "submitted $sub completed $comp bad_rsp $bad wr_errors $err"
-	[[ $sub == "$comp" && $bad == 0 && $err == 0 ]]
+	echo "I/O queues: submitted $sub completed $comp;" \
+		"all queues: bad_rsp $bad wr_errors $err"
+	((sub > 0)) && [[ $sub == "$comp" && $bad == 0 && $err == 0 ]]
 }
 
 t_disconnect() {
