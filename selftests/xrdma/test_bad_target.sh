@@ -61,6 +61,16 @@
 #                   the held Read retried and I/O verified; queue 1
 #                   held before it goes live (fault knob live_hold), so
 #                   the refused replay ends the attempt in that window
+#   read-from-read, write-to-write  an RDMA READ from a Read's buffer, an
+#                   RDMA WRITE into a Write's buffer, each through the
+#                   command's own connection with its rkey (review m12: a
+#                   registration grants only the access its command
+#                   needs): refused (remote access error), recovery
+#   timeout-storm   a queue full (64) of Reads held, I/O timeout 5 s: they
+#                   time out at once (counted by the xrdma_timeout trace
+#                   event, more than 10 must), and the kernel log has at
+#                   most 10 of their timeout lines (review m16); the Reads
+#                   are retried and answered after the recovery
 #   setup-timeout   a Read held on a live association and its retry held
 #                   again while the next association is set up, I/O
 #                   timeout 5 s (review m6). With nvme-core's max_retries
@@ -100,7 +110,8 @@ readonly BT_NQN=nqn.2026-11.io.xrdma:bad
 BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	inv-wrong-rkey inv-no-mr small-crqsize rej-garbage est-dreq silent
 	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz
-	idle-dreq cross-queue-write replay-old-cid setup-timeout"
+	idle-dreq cross-queue-write read-from-read write-to-write
+	timeout-storm replay-old-cid setup-timeout"
 # shellcheck disable=SC2206 # a word list
 SCENARIOS=(${XRDMA_BAD_SCENARIOS:-$BT_DEFAULT})
 
@@ -114,8 +125,10 @@ BT_MARK=
 ADMIN_TMO0=
 IO_TMO0=
 RETRIES0=
+readonly BT_TRACE=/sys/kernel/tracing/instances/xrdma_bad_target
 
 cleanup() {
+	[[ -d $BT_TRACE ]] && rmdir "$BT_TRACE"
 	[[ -n $RETRIES0 ]] &&
 		echo "$RETRIES0" >/sys/module/nvme_core/parameters/max_retries
 	[[ -n $ADMIN_TMO0 ]] &&
@@ -497,16 +510,68 @@ sc_mqes_shrink() {
 # can write into what is handed to another path).  Each queue has its own
 # protection domain, so the host refuses the write (remote access error)
 # and recovers; with one domain per device the write went through.
+# bt_refused SCENARIO OP: the target's RDMA OP (read, write) on a
+# command's buffer was refused by the host, which recovered
+bt_refused() {
+	wait_for 20 grep -q "$1: the host" "$BT_LOG" || {
+		echo "the target never made the $2"
+		return 1
+	}
+	grep "$1: the host" "$BT_LOG"
+	grep -q "$1: the host refused the $2" "$BT_LOG" || return 1
+	bt_recovered
+}
+
 sc_cross_queue_write() {
 	bt_connect_live || return 1
 	bt_read_once
-	wait_for 20 grep -q "cross-queue-write: the host" "$BT_LOG" || {
-		echo "the target never made the write"
-		return 1
+	bt_refused cross-queue-write write
+}
+
+sc_read_from_read() {
+	bt_connect_live || return 1
+	bt_read_once
+	bt_refused read-from-read read
+}
+
+# a Write of 128 KiB: no in-capsule data, the target reads it through the
+# buffer's registration
+sc_write_to_write() {
+	bt_connect_live || return 1
+	dd if=/dev/urandom of="$BT_DEV" bs=128k count=1 seek=16 \
+		oflag=direct status=none
+	bt_refused write-to-write write
+}
+
+sc_timeout_storm() {
+	local n_to n_log rc=0
+	bt_connect_live_tmo5 || return 1
+	[[ -d $BT_TRACE ]] || mkdir "$BT_TRACE" || return 1
+	echo 1 >"$BT_TRACE/events/nvme_xrdma/xrdma_timeout/enable" || return 1
+	echo >"$BT_TRACE/trace"
+	# 64 Reads of the second MiB at once from one CPU, so on one queue
+	taskset -c 0 fio --name=storm --filename="$BT_DEV" --direct=1 \
+		--ioengine=libaio --rw=randread --bs=4k --iodepth=64 \
+		--iodepth_batch_submit=64 --offset=1M --size=1M \
+		--number_ios=64 >"$TEST_TMP/storm.fio" 2>&1 || {
+		tail -n 20 "$TEST_TMP/storm.fio"
+		rc=1
 	}
-	grep "cross-queue-write: the host" "$BT_LOG"
-	grep -q "the host refused the write" "$BT_LOG" || return 1
-	bt_recovered
+	grep -E 'err=' "$TEST_TMP/storm.fio"
+	echo 0 >"$BT_TRACE/events/nvme_xrdma/xrdma_timeout/enable"
+	n_to=$(grep -c 'xrdma_timeout:' "$BT_TRACE/trace")
+	n_log=$(bt_log | grep -c 'timed out (waiting for')
+	echo "$n_to commands timed out, $n_log timeout lines in the log"
+	((n_to > 10)) || {
+		echo "not a storm: no more than 10 timeouts"
+		rc=1
+	}
+	((n_log <= 10)) || {
+		echo "the timeout lines are not rate-limited"
+		rc=1
+	}
+	bt_recovered || rc=1
+	return "$rc"
 }
 
 sc_early_rsp() {

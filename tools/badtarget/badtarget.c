@@ -46,6 +46,9 @@ const char *const scenario_names[S_NR] = {
 	[S_CROSS_QUEUE_WRITE] = "cross-queue-write",
 	[S_REPLAY_OLD_CID] = "replay-old-cid",
 	[S_SETUP_TIMEOUT] = "setup-timeout",
+	[S_READ_FROM_READ] = "read-from-read",
+	[S_WRITE_TO_WRITE] = "write-to-write",
+	[S_TIMEOUT_STORM] = "timeout-storm",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -73,6 +76,9 @@ static const char *const scenario_help[S_NR] = {
 		"                  command id: to the idle tag, then over the tag's next Read",
 	[S_SETUP_TIMEOUT] = "never answer a Read of LBA 98760, at most one per association and\n"
 		"                  4 in all: the one the host retries after the recovery is held too",
+	[S_READ_FROM_READ] = "RDMA READ from the first Read's buffer through its own connection, then answer it",
+	[S_WRITE_TO_WRITE] = "RDMA WRITE into the first Write's buffer through its own connection, then serve it",
+	[S_TIMEOUT_STORM] = "never answer a Read of the second MiB on the first association that gets one",
 };
 
 

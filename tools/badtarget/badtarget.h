@@ -41,6 +41,7 @@
 #define AEN_STORM	100	/* AENs completed by aen-storm */
 /* replay-old-cid holds the first Read of this LBA (4 KiB block 12345) */
 #define HOLD_LBA	98760
+#define STORM_LBA	2048	/* timeout-storm: the second MiB */
 
 /* CM private data (NVMe over Fabrics RDMA transport binding) */
 struct cm_req {
@@ -105,7 +106,8 @@ enum scenario {
 	S_LONG_CAPSULE, S_BAD_STATUS, S_INV_WRONG_RKEY, S_INV_NO_MR,
 	S_SMALL_CRQSIZE, S_REJ_GARBAGE, S_EST_DREQ, S_SILENT, S_MQES_SHRINK,
 	S_MORE_QUEUES, S_AEN_STORM, S_DREQ_MID_IO, S_HUGE_IOCCSZ, S_IDLE_DREQ,
-	S_CROSS_QUEUE_WRITE, S_REPLAY_OLD_CID, S_SETUP_TIMEOUT, S_NR
+	S_CROSS_QUEUE_WRITE, S_REPLAY_OLD_CID, S_SETUP_TIMEOUT, S_READ_FROM_READ,
+	S_WRITE_TO_WRITE, S_TIMEOUT_STORM, S_NR
 };
 
 void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

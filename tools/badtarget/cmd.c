@@ -291,6 +291,27 @@ static bool setup_timeout(struct queue *q, int i, uint64_t slba)
 }
 
 /*
+ * timeout-storm: hold every Read of the second MiB (LBAs 2048 to 4095) on
+ * the first association that gets one, answer them on the next ones: a
+ * host that sent a queue full of them times them all out at once (review
+ * m16).  True if slot @i is held.
+ */
+static bool timeout_storm(struct queue *q, int i, uint64_t slba)
+{
+	static int storm_assoc;
+
+	if (scenario != S_TIMEOUT_STORM || q->cmds[i].sqe[0] != OP_READ ||
+	    slba < STORM_LBA || slba >= 2 * STORM_LBA)
+		return false;
+	if (!storm_assoc) {
+		storm_assoc = associations;
+		logmsg("scenario timeout-storm: holding every Read of the second MiB on association %d",
+		       associations);
+	}
+	return storm_assoc == associations;
+}
+
+/*
  * replay-old-cid: the fabrics Connect of I/O queue @q of a later
  * association is being answered.  The held command's tag is idle (the
  * controller cannot be live before this queue is): send the old command
@@ -414,16 +435,26 @@ static bool dreq_mid_io(struct queue *q, int i, bool write)
 }
 
 /*
- * Write a pattern into an I/O command's buffer through another connection
- * of the same host, the admin queue's, with the command's own rkey: a
- * host that gives each connection its own protection domain refuses it
- * (remote access error), one that shares a domain lets it through.
+ * An RDMA operation on an I/O command's buffer, with the command's own
+ * rkey, that the host must refuse (remote access error):
+ * cross-queue-write  a WRITE into a Read's buffer through another
+ *                    connection of the host, the admin queue's: refused by
+ *                    a host that gives each connection its own protection
+ *                    domain, let through by one that shares a domain;
+ * read-from-read     a READ from a Read's buffer through its own connection;
+ * write-to-write     a WRITE into a Write's buffer through its own
+ *                    connection: refused by a host whose registration
+ *                    grants only the access the command needs (review m12).
+ * The completion says which (poll_cq()).
  */
-static void cross_queue_write(struct queue *q, int i)
+static const char *foreign_op;	/* "read" or "write": a failed completion
+				 * need not say its opcode */
+
+static void foreign_access(struct queue *q, int i, bool write_cmd)
 {
 	struct cmd *c = &q->cmds[i];
 	struct ctrl *ct = ctrl_of(q);
-	struct queue *other = ct ? ct->admin : NULL;
+	struct queue *via = q;
 	static uint8_t pattern[SCRATCH];
 	static struct ibv_mr *pattern_mr;
 	struct ibv_sge sge = {
@@ -434,25 +465,46 @@ static void cross_queue_write(struct queue *q, int i)
 		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
 
-	if (!other || other->dead || !c->len ||
-	    !misbehave(S_CROSS_QUEUE_WRITE,
-		       "writing into a Read's buffer through the admin queue's connection"))
+	if (!c->len || !c->rkey)
 		return;
+	switch (scenario) {
+	case S_CROSS_QUEUE_WRITE:
+		via = ct ? ct->admin : NULL;
+		if (write_cmd || !via || via->dead ||
+		    !misbehave(scenario, "writing into a Read's buffer through the admin queue's connection"))
+			return;
+		break;
+	case S_READ_FROM_READ:
+		if (write_cmd ||
+		    !misbehave(scenario, "reading a Read's buffer through its own connection"))
+			return;
+		wr.opcode = IBV_WR_RDMA_READ;
+		break;
+	case S_WRITE_TO_WRITE:
+		if (!write_cmd ||
+		    !misbehave(scenario, "writing into a Write's buffer through its own connection"))
+			return;
+		break;
+	default:
+		return;
+	}
 	if (!pattern_mr) {
 		memset(pattern, 0xdb, sizeof(pattern));
-		pattern_mr = ibv_reg_mr(pd, pattern, sizeof(pattern), 0);
+		pattern_mr = ibv_reg_mr(pd, pattern, sizeof(pattern),
+					IBV_ACCESS_LOCAL_WRITE);
 		if (!pattern_mr) {
 			logmsg("  ibv_reg_mr: %s", strerror(errno));
 			return;
 		}
 	}
+	foreign_op = wr.opcode == IBV_WR_RDMA_READ ? "read" : "write";
 	sge.lkey = pattern_mr->lkey;
 	sge.length = c->len < SCRATCH ? c->len : SCRATCH;
 	wr.wr.rdma.remote_addr = c->addr;
 	wr.wr.rdma.rkey = c->rkey;
 	logmsg("  queue %u's rkey %#x, %u bytes, through queue %u", q->qid,
-	       c->rkey, sge.length, other->qid);
-	if (ibv_post_send(other->id->qp, &wr, &bad))
+	       c->rkey, sge.length, via->qid);
+	if (ibv_post_send(via->id->qp, &wr, &bad))
 		logmsg("  ibv_post_send: %s", strerror(errno));
 }
 
@@ -489,13 +541,14 @@ static void nvm_cmd(struct queue *q, int i, bool data_ready)
 		complete(q, i, SC_INVALID_FIELD | SC_DNR, 0, NULL, 0, 0);
 		return;
 	}
-	if (replay_old_cid(q, i, slba) || setup_timeout(q, i, slba))
+	if (replay_old_cid(q, i, slba) || setup_timeout(q, i, slba) ||
+	    timeout_storm(q, i, slba))
 		return;
 	if (!data_ready && dreq_mid_io(q, i, op == OP_WRITE))
 		return;
 	p = ram + (slba << LBA_SHIFT);
-	if (op == OP_READ)
-		cross_queue_write(q, i);
+	if (op == OP_READ || !data_ready)
+		foreign_access(q, i, op == OP_WRITE);
 	if (op == OP_READ)
 		complete(q, i, SC_SUCCESS, 0, p, ram_mr->lkey, bytes);
 	else if (!data_ready)
@@ -656,9 +709,11 @@ void poll_cq(struct queue *q)
 			int idx = (uint32_t)wc[k].wr_id;
 
 			if (kind == WR_FOREIGN)
-				logmsg("scenario cross-queue-write: the host %s the write: %s",
+				logmsg("scenario %s: the host %s the %s: %s",
+				       scenario_names[scenario],
 				       wc[k].status == IBV_WC_SUCCESS ?
 				       "let through" : "refused",
+				       foreign_op,
 				       ibv_wc_status_str(wc[k].status));
 			if (wc[k].status != IBV_WC_SUCCESS) {
 				if (!q->dead && wc[k].status != IBV_WC_WR_FLUSH_ERR)
