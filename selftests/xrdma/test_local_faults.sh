@@ -7,6 +7,8 @@
 #
 #   mr_exhausted  no MR: the command waits (BLK_STS_RESOURCE), no recovery
 #   dma_map       no mapping: a path error, multipath retries, no recovery
+#   dma_map_last  no mapping for the last request of a batch, the idle
+#                 queue's doorbell rung for the ones before it (review M1)
 #   post_send     the doorbell refused: commands end unsent, recovery
 #   post_recv     a receive not reposted: recovery
 #   cq_error      a receive completes in error: recovery
@@ -43,23 +45,28 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
 readonly TR=xrdma
 readonly KNOBS="post_send post_recv mr_exhausted dma_map cq_error drain post_send_reg aen
-	quiesce_hold live_hold create_qp"
+	quiesce_hold live_hold create_qp dma_map_last"
 readonly AEN_NS=$RIG_NVMET/subsystems/$RIG_NQN_RAM/namespaces/2
 CTRL=
 DEV=
 FAULT=
+RETRIES0=
+SCHED0=()
 
 cleanup() {
 	local k
 	for k in $KNOBS; do
 		[[ -e $FAULT/$k ]] && echo 0 >"$FAULT/$k"
 	done
+	sched_restore
+	[[ -n $RETRIES0 ]] &&
+		echo "$RETRIES0" >/sys/module/nvme_core/parameters/max_retries
 	aen_ns_del
 	test_end "$TR"
 }
 trap cleanup EXIT
 
-test_begin 17
+test_begin 18
 
 counter() {
 	nvme_ctrl_attr "$CTRL" "xrdma/$1"
@@ -199,6 +206,85 @@ t_verified() {
 
 # reset_with_fault KNOB N WHAT: arm N faults of KNOB, reset, wait until
 # they fired and the controller is live again (WHAT names it in the log)
+# sched_set NAME: every namespace of $CTRL (the paths' request queues)
+# gets I/O scheduler NAME; sched_restore puts back what they had
+sched_set() {
+	local f
+	for f in "/sys/class/nvme/$CTRL"/nvme*n*/queue/scheduler; do
+		[[ -e $f ]] || continue
+		SCHED0+=("$f" "$(sed 's/.*\[\(.*\)\].*/\1/' "$f")")
+		echo "$1" >"$f" || return 1
+	done
+	((${#SCHED0[@]})) || {
+		echo "no namespace of $CTRL to set a scheduler on"
+		return 1
+	}
+}
+
+sched_restore() {
+	local i
+	for ((i = 0; i < ${#SCHED0[@]}; i += 2)); do
+		[[ -e ${SCHED0[i]} ]] && echo "${SCHED0[i + 1]}" >"${SCHED0[i]}"
+	done
+	SCHED0=()
+}
+
+# Review M1: blk-mq calls no ->commit_rqs after the last request of a
+# batch returned BLK_STS_OK, as one does that ->queue_rq ends at once as a
+# path error without linking it (no mapping): the requests linked before
+# it must be posted then, not with the next request.  mq-deadline makes
+# blk-mq hand the batch to ->queue_rq one by one; nvme-core's max_retries
+# at 0 fails the ended request instead of resubmitting it (which would
+# post them too), and the queue is idle after it.  Before the fix the
+# others waited for their timeout (30 s) and a recovery.  Three rounds of
+# 8 Reads submitted at once on one CPU, the last of each batch unmapped.
+t_dma_last() {
+	local i rec0 rec t0 ms d0 err rc=0 out=$TEST_TMP/last.fio
+	d0=$(dmesg | wc -l)
+	RETRIES0=$(</sys/module/nvme_core/parameters/max_retries)
+	echo 0 >/sys/module/nvme_core/parameters/max_retries || return 1
+	sched_set mq-deadline || rc=1
+	rec0=$(counter recoveries)
+	for ((i = 1; i <= 3 && rc == 0; i++)); do
+		echo 1 >"$FAULT/dma_map_last" || rc=1
+		t0=$(now_ms)
+		timeout 60 taskset -c 0 fio --name=last --filename="$DEV" \
+			--direct=1 --ioengine=libaio --rw=randread --bs=4k \
+			--iodepth=8 --iodepth_batch_submit=8 --number_ios=8 \
+			--size=8M >"$out" 2>&1
+		ms=$(($(now_ms) - t0))
+		# fio stops at the first error (ENOLINK for a path error) once
+		# the Reads in flight are back: "err=67 (file: ..."
+		err=$(grep -m1 -o 'err= *[0-9]*' "$out")
+		err=${err##*[= ]}
+		echo "round $i: 8 Reads in $ms ms, fio err=${err:-none}"
+		knob_spent dma_map_last || {
+			echo "the dma_map_last fault never fired"
+			rc=1
+		}
+		# the unmapped Read must fail: resubmitted, it would post the
+		# others itself
+		((${err:-0} != 0)) || {
+			echo "the unmapped Read did not fail"
+			tail -n 20 "$out"
+			rc=1
+		}
+		((ms < 20000)) || {
+			echo "the Reads before the unmapped one waited"
+			rc=1
+		}
+	done
+	echo "$RETRIES0" >/sys/module/nvme_core/parameters/max_retries
+	RETRIES0=
+	sched_restore
+	rec=$(counter recoveries)
+	echo "recoveries $rec0 -> $rec"
+	((rec == rec0)) || rc=1
+	dmesg | tail -n +"$d0" | grep -m1 "injected fault: dma_map_last" ||
+		rc=1
+	return "$rc"
+}
+
 reset_with_fault() {
 	local knob=$1 n=$2
 	echo "$n" >"$FAULT/$knob" || return 1
@@ -337,7 +423,7 @@ t_disconnect() {
 }
 
 ktap_run "connect, verified fio in the background" t_connect
-ktap_run "nine fault knobs, 0 by default, bounded" t_knobs
+ktap_run "fault knobs, 0 by default, bounded" t_knobs
 ktap_run "MR pool exhausted: commands wait, no recovery" t_mr
 ktap_run "DMA mapping error: path error retried, no recovery" t_dma
 ktap_run "ib_post_send failure: recovery" t_post_send
@@ -346,6 +432,7 @@ ktap_run "receive completion in error: recovery" t_cq_error
 ktap_run "REG_MR posted without its SEND: MR kept until the QP is gone" \
 	t_post_send_reg
 ktap_run "the fio loop verified, and a pass after it" t_verified
+ktap_run "last of a batch unmapped: the ones before it posted" t_dma_last
 ktap_run "receives not posted: two resets fail, the third connects" \
 	reset_failing post_recv "$(io_queues)"
 ktap_run "Connect not sent: two resets fail, the third connects" \

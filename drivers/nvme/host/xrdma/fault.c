@@ -6,6 +6,9 @@
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/post_recv     ib_post_recv()
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/mr_exhausted  ib_mr_pool_get()
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/dma_map       ib_dma_map_sg()
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/dma_map_last  ib_dma_map_sg()
+ *                                                          of a batch's
+ *                                                          last request
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/cq_error      a receive completion
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/drain         a QP drain
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/post_send_reg ib_post_send()
@@ -27,9 +30,12 @@
  * at once); reading it gives what is left.  post_send_reg fails half way:
  * the next N doorbells whose chain holds a REG_MR post the chain up to and
  * including its first REG_MR and refuse the rest, that REG_MR's SEND
- * first, as a full send queue would.  The admin queue is never hit, so the
- * controller can always recover, but by aen, which fails the post of the
- * Asynchronous Event Request that only the admin queue carries.
+ * first, as a full send queue would.  dma_map_last fails the mapping of
+ * the next N requests that ->queue_rq gets as the last of their batch
+ * (bd->last), the one after which blk-mq calls no ->commit_rqs.  The
+ * admin queue is never hit, so the controller can always recover, but by
+ * aen, which fails the post of the Asynchronous Event Request that only
+ * the admin queue carries.
  * quiesce_hold fails nothing: the next N teardowns keep the I/O queues
  * quiesced for a second, the window in which a namespace scan may add a
  * request queue to the tag set (xrdma_teardown_io_queues()).  live_hold
@@ -77,6 +83,7 @@ static const char * const xrdma_fault_names[XRDMA_FAULT_NR] = {
 	[XRDMA_FAULT_LIVE_HOLD]		= "live_hold",
 	[XRDMA_FAULT_CREATE_QP]		= "create_qp",
 	[XRDMA_FAULT_IO_SETUP_HOLD]	= "io_setup_hold",
+	[XRDMA_FAULT_DMA_MAP_LAST]	= "dma_map_last",
 };
 
 #define XRDMA_FAULT_RS \

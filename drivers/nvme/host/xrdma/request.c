@@ -318,7 +318,8 @@ static bool xrdma_use_inline(struct xrdma_queue *queue,
 	       req->nents <= queue->inline_sge;
 }
 
-static int xrdma_map_data(struct xrdma_queue *queue, struct request *rq)
+static int xrdma_map_data(struct xrdma_queue *queue, struct request *rq,
+			  bool last)
 {
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
 	int ret;
@@ -345,7 +346,8 @@ static int xrdma_map_data(struct xrdma_queue *queue, struct request *rq)
 	}
 	req->sgt.nents = blk_rq_map_sg(rq->q, rq, req->sgt.sgl);
 
-	req->nents = xrdma_fault(queue, XRDMA_FAULT_DMA_MAP) ? 0 :
+	req->nents = xrdma_fault(queue, XRDMA_FAULT_DMA_MAP) ||
+		     (last && xrdma_fault(queue, XRDMA_FAULT_DMA_MAP_LAST)) ? 0 :
 		     ib_dma_map_sg(queue->dev->ibdev, req->sgt.sgl,
 				   req->sgt.nents, rq_dma_dir(rq));
 	if (unlikely(req->nents <= 0)) {
@@ -536,10 +538,11 @@ static void xrdma_link_req(struct xrdma_queue *queue,
  * command and build its WRs.  Return BLK_STS_OK with *ready set when the
  * request is started and its WRs are to be linked; with *ready false, any
  * status (BLK_STS_OK included: a command ended as a path error) for a
- * request that was not started, whose setup is undone.
+ * request that was not started, whose setup is undone.  @last: ->queue_rq
+ * got it as the last of a batch (only fault/dma_map_last looks).
  */
 static blk_status_t xrdma_prep_rq(struct xrdma_queue *queue,
-				  struct request *rq, bool *ready)
+				  struct request *rq, bool *ready, bool last)
 {
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
 	struct nvme_ctrl *nctrl = &queue->ctrl->ctrl;
@@ -572,7 +575,7 @@ static blk_status_t xrdma_prep_rq(struct xrdma_queue *queue,
 	if (status)
 		return status;
 
-	ret = xrdma_map_data(queue, rq);
+	ret = xrdma_map_data(queue, rq, last);
 	if (unlikely(ret)) {
 		nvme_cleanup_cmd(rq);
 		if (ret == -ENOMEM || ret == -EAGAIN) {
@@ -614,7 +617,7 @@ static blk_status_t xrdma_queue_rq(struct blk_mq_hw_ctx *hctx,
 	blk_status_t status;
 	bool ready;
 
-	status = xrdma_prep_rq(queue, bd->rq, &ready);
+	status = xrdma_prep_rq(queue, bd->rq, &ready, bd->last);
 	if (unlikely(!ready)) {
 		/*
 		 * Nothing to link, but what is pending must not wait: blk-mq
@@ -675,7 +678,7 @@ static struct xrdma_queue *xrdma_prep_run(struct rq_list *rqlist,
 
 	while ((rq = rq_list_peek(rqlist)) && rq->mq_hctx == hctx) {
 		rq_list_pop(rqlist);
-		status = xrdma_prep_rq(queue, rq, &ready);
+		status = xrdma_prep_rq(queue, rq, &ready, false);
 		if (ready)
 			rq_list_add_tail(batch, rq);
 		else if (status != BLK_STS_OK)
