@@ -191,11 +191,16 @@ debug-modules: debug-kernel
 		KSRC_TAR=$(KSRC_TAR) W=1 modules
 
 # one guest per test file (tools/vm/selftests --each: lockdep is off for
-# the rest of a boot after its first report)
+# the rest of a boot after its first report). no5lvl: on QEMU's CPU with
+# LA57, 6.12's identify_cpu() clears the CPU's feature bits for a moment,
+# KASAN then takes the 5-level direct map for a wild address, and a timer
+# interrupt in that window at boot reports a wild-memory-access in
+# handle_edge_irq(), whose taint switches lockdep off for the whole boot
+# (seen in 2 of 27 debug guests).
 check-debug: debug-modules tools
 	XRDMA_TIMEOUT_SCALE=8 tools/vm/selftests --each \
 		--kernel-dir $(DEBUG_DIR) --ko $(DEBUG_KO) --timeout 3600 \
-		-- $(DEBUG_TESTS)
+		--append no5lvl -- $(DEBUG_TESTS)
 
 demo: modules
 	tools/vm/run -- tools/demo

@@ -134,6 +134,18 @@ else
 fi
 ktap_set_plan "${#tests[@]}"
 
+# A lockdep kernel (make check-debug) must start with lockdep on. A report
+# before the first test, at boot say, switches it off for every test of
+# the boot, and no test sees it: each looks only at what the log gained
+# while it ran.
+if [[ -r /proc/lockdep_stats ]] &&
+	[[ $(awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats) == 0 ]]; then
+	ktap_print_msg "lockdep is off before the first test, after:"
+	dmesg | grep -m1 -A2 -E 'BUG:|WARNING:|possible circular' |
+		ktap_prefix
+	failed=$((failed + 1))
+fi
+
 num=0
 for t in "${tests[@]}"; do
 	num=$((num + 1))
