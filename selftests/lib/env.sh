@@ -232,6 +232,34 @@ make_test_tmp() {
 env_cleanup() {
 	[[ -n $TEST_TMP && -d $TEST_TMP ]] && rm -rf "$TEST_TMP"
 	TEST_TMP=
+	core_param_restore
+}
+
+# nvme-core parameters ------------------------------------------------
+
+# The value each nvme_core parameter had before core_param first changed
+# it, by name; env_cleanup puts them back.
+declare -gA CORE_PARAM0=()
+
+# core_param NAME VALUE: set nvme_core's module parameter NAME to VALUE,
+# keeping the value it had first for core_param_restore
+core_param() {
+	local f=/sys/module/nvme_core/parameters/$1
+	if [[ -z ${CORE_PARAM0[$1]+set} ]]; then
+		CORE_PARAM0[$1]=$(<"$f") || return 1
+	fi
+	echo "$2" >"$f"
+}
+
+# core_param_restore: every parameter core_param changed gets its first
+# value back (if nvme_core is still loaded)
+core_param_restore() {
+	local p f
+	for p in "${!CORE_PARAM0[@]}"; do
+		f=/sys/module/nvme_core/parameters/$p
+		[[ -w $f ]] && echo "${CORE_PARAM0[$p]}" >"$f"
+	done
+	CORE_PARAM0=()
 }
 
 # Module helpers ------------------------------------------------------

@@ -122,19 +122,10 @@ BT_LOG=
 BT_CTRL=
 BT_DEV=
 BT_MARK=
-ADMIN_TMO0=
-IO_TMO0=
-RETRIES0=
 readonly BT_TRACE=/sys/kernel/tracing/instances/xrdma_bad_target
 
 cleanup() {
 	[[ -d $BT_TRACE ]] && rmdir "$BT_TRACE"
-	[[ -n $RETRIES0 ]] &&
-		echo "$RETRIES0" >/sys/module/nvme_core/parameters/max_retries
-	[[ -n $ADMIN_TMO0 ]] &&
-		echo "$ADMIN_TMO0" >/sys/module/nvme_core/parameters/admin_timeout
-	[[ -n $IO_TMO0 ]] &&
-		echo "$IO_TMO0" >/sys/module/nvme_core/parameters/io_timeout
 	nvme_delete_ctrls "$TR" >/dev/null 2>&1
 	[[ -n $BT_PID ]] && kill "$BT_PID" 2>/dev/null
 	test_end "$TR"
@@ -396,11 +387,9 @@ sc_rej_garbage() {
 # the fabrics Connect) lowered to 10 s.
 bt_connect_fails_fast() {
 	local t0=$EPOCHSECONDS rc=0
-	ADMIN_TMO0=$(</sys/module/nvme_core/parameters/admin_timeout)
-	echo 10 >/sys/module/nvme_core/parameters/admin_timeout
+	core_param admin_timeout 10 || return 1
 	bt_connect_fails || rc=1
-	echo "$ADMIN_TMO0" >/sys/module/nvme_core/parameters/admin_timeout
-	ADMIN_TMO0=
+	core_param_restore
 	echo "failed after $((EPOCHSECONDS - t0)) s"
 	return "$rc"
 }
@@ -504,12 +493,6 @@ sc_mqes_shrink() {
 	fi
 }
 
-# The target writes into a Read's buffer through the admin queue's
-# connection, with that Read's rkey: only the request's own connection may
-# touch its memory (issue 12 §4: after a path dies, no other connection
-# can write into what is handed to another path).  Each queue has its own
-# protection domain, so the host refuses the write (remote access error)
-# and recovers; with one domain per device the write went through.
 # bt_refused SCENARIO OP: the target's RDMA OP (read, write) on a
 # command's buffer was refused by the host, which recovered
 bt_refused() {
@@ -522,6 +505,12 @@ bt_refused() {
 	bt_recovered
 }
 
+# The target writes into a Read's buffer through the admin queue's
+# connection, with that Read's rkey: only the request's own connection may
+# touch its memory (issue 12 §4: after a path dies, no other connection
+# can write into what is handed to another path).  Each queue has its own
+# protection domain, so the host refuses the write (remote access error)
+# and recovers; with one domain per device the write went through.
 sc_cross_queue_write() {
 	bt_connect_live || return 1
 	bt_read_once
@@ -618,11 +607,9 @@ bt_read_each_cpu() {
 # controller's tag set takes the I/O timeout at creation)
 bt_connect_live_tmo5() {
 	local rc=0
-	IO_TMO0=$(</sys/module/nvme_core/parameters/io_timeout)
-	echo 5 >/sys/module/nvme_core/parameters/io_timeout
+	core_param io_timeout 5 || return 1
 	bt_connect_live || rc=1
-	echo "$IO_TMO0" >/sys/module/nvme_core/parameters/io_timeout
-	IO_TMO0=
+	core_param_restore
 	return "$rc"
 }
 
@@ -632,13 +619,11 @@ sc_setup_timeout() {
 	rec0=$(bt_counter recoveries)
 
 	# round 1: the timeout in the setup fails the Read (no retry left)
-	RETRIES0=$(</sys/module/nvme_core/parameters/max_retries)
-	echo 1 >/sys/module/nvme_core/parameters/max_retries
+	core_param max_retries 1 || return 1
 	bt_read_held
 	echo "round 1: the held Read ended after $HELD_S s, status $?" \
 		"(it fails: retried once only)"
-	echo "$RETRIES0" >/sys/module/nvme_core/parameters/max_retries
-	RETRIES0=
+	core_param_restore
 	bt_target_said '\(2 of 4\)' || {
 		echo "the retried Read did not come on the next association"
 		return 1

@@ -50,7 +50,6 @@ readonly AEN_NS=$RIG_NVMET/subsystems/$RIG_NQN_RAM/namespaces/2
 CTRL=
 DEV=
 FAULT=
-RETRIES0=
 SCHED0=()
 
 cleanup() {
@@ -59,8 +58,6 @@ cleanup() {
 		[[ -e $FAULT/$k ]] && echo 0 >"$FAULT/$k"
 	done
 	sched_restore
-	[[ -n $RETRIES0 ]] &&
-		echo "$RETRIES0" >/sys/module/nvme_core/parameters/max_retries
 	aen_ns_del
 	test_end "$TR"
 }
@@ -204,8 +201,6 @@ t_verified() {
 	fio_verify after --rw=randwrite --bsrange=4k-128k --iodepth=16
 }
 
-# reset_with_fault KNOB N WHAT: arm N faults of KNOB, reset, wait until
-# they fired and the controller is live again (WHAT names it in the log)
 # sched_set NAME: every namespace of $CTRL (the paths' request queues)
 # gets I/O scheduler NAME; sched_restore puts back what they had
 sched_set() {
@@ -241,8 +236,7 @@ sched_restore() {
 t_dma_last() {
 	local i rec0 rec t0 ms d0 err rc=0 out=$TEST_TMP/last.fio
 	d0=$(dmesg | wc -l)
-	RETRIES0=$(</sys/module/nvme_core/parameters/max_retries)
-	echo 0 >/sys/module/nvme_core/parameters/max_retries || return 1
+	core_param max_retries 0 || return 1
 	sched_set mq-deadline || rc=1
 	rec0=$(counter recoveries)
 	for ((i = 1; i <= 3 && rc == 0; i++)); do
@@ -274,8 +268,7 @@ t_dma_last() {
 			rc=1
 		}
 	done
-	echo "$RETRIES0" >/sys/module/nvme_core/parameters/max_retries
-	RETRIES0=
+	core_param_restore
 	sched_restore
 	rec=$(counter recoveries)
 	echo "recoveries $rec0 -> $rec"
@@ -285,6 +278,8 @@ t_dma_last() {
 	return "$rc"
 }
 
+# reset_with_fault KNOB N WHAT: arm N faults of KNOB, reset, wait until
+# they fired and the controller is live again (WHAT names it in the log)
 reset_with_fault() {
 	local knob=$1 n=$2
 	echo "$n" >"$FAULT/$knob" || return 1
