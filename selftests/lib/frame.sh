@@ -35,6 +35,8 @@
 #   BADTARGET         the misbehaving target (tools/badtarget): beside the
 #                     xrdma tests in an installed copy, else in the tree;
 #                     $XRDMA_BADTARGET overrides
+#   badtarget_listening LOG  the badtarget started with its output in LOG
+#                     listens within 10 s (times XRDMA_TIMEOUT_SCALE)
 
 FRAME_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=ktap.sh
@@ -51,6 +53,12 @@ FRAME_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 BADTARGET=$FRAME_LIB/../xrdma/badtarget
 [[ -x $BADTARGET ]] || BADTARGET=$FRAME_LIB/../../tools/badtarget/badtarget
 BADTARGET=${XRDMA_BADTARGET:-$BADTARGET}
+
+# Loading libibverbs and its providers alone takes about 15 s on the
+# debug kernel.
+badtarget_listening() {
+	wait_for $((10 * ${XRDMA_TIMEOUT_SCALE:-1})) grep -q "listening on" "$1"
+}
 
 TEST_CMDS=${TEST_CMDS:-}
 TEST_MODULES=${TEST_MODULES:-nvme_xrdma}

@@ -173,18 +173,23 @@ bt_start() {
 	"$BT_BIN" --port "$BT_PORT" --nqn "$BT_NQN" --scenario "$1" \
 		>"$BT_LOG" 2>&1 &
 	BT_PID=$!
-	wait_for 10 grep -q "listening on" "$BT_LOG" && return 0
+	badtarget_listening "$BT_LOG" && return 0
 	echo "badtarget did not start:"
 	cat "$BT_LOG"
+	# still starting, it would hold the port for the next scenarios
+	kill -KILL "$BT_PID"
+	wait "$BT_PID"
+	BT_PID=
 	return 1
 }
 
-# bt_stop: SIGTERM, the target must exit 0 within 10 s; shows its log.
+# bt_stop: SIGTERM, the target must exit 0 within 10 s (times
+# XRDMA_TIMEOUT_SCALE); shows its log.
 bt_stop() {
 	local rc=0
 	[[ -n $BT_PID ]] || return 0
 	kill -TERM "$BT_PID" 2>/dev/null
-	if ! wait_for 10 pid_gone "$BT_PID"; then
+	if ! wait_for $((10 * ${XRDMA_TIMEOUT_SCALE:-1})) pid_gone "$BT_PID"; then
 		echo "badtarget (pid $BT_PID) ignores SIGTERM"
 		kill -KILL "$BT_PID"
 		rc=1

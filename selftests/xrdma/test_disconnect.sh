@@ -93,7 +93,7 @@ bt_start() {
 	local log=$TEST_TMP/bt.$1.log
 	"$BADTARGET" --port "$1" --nqn "$BT_NQN-$1" "${@:2}" >"$log" 2>&1 &
 	BT_PID+=" $!"
-	wait_for 10 grep -q "listening on" "$log"
+	badtarget_listening "$log"
 }
 
 # bt_gone: end the targets, even stopped ones.

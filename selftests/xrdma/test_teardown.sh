@@ -106,7 +106,7 @@ t_link_delete_connecting() {
 	"$BADTARGET" --port "$BT_PORT" --nqn "$BT_NQN" --scenario silent \
 		>"$TEST_TMP/bt.log" 2>&1 &
 	BT_PID=$!
-	wait_for 10 grep -q "listening on" "$TEST_TMP/bt.log" || return 1
+	badtarget_listening "$TEST_TMP/bt.log" || return 1
 	NVME_TRSVCID=$BT_PORT nvme_connect "$TR" "$RIG_IP4" "$BT_NQN" \
 		>"$TEST_TMP/connect.out" 2>&1 &
 	cpid=$!
