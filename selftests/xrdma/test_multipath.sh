@@ -149,8 +149,13 @@ t_path() {
 	rdma link show
 }
 
+# Keep-alive 5 s times XRDMA_TIMEOUT_SCALE: a cut must end before the
+# target's keep-alive timer for B does.  On expiry nvmet-rdma disconnects
+# through the down port, and rxe then loses its GSI QP (see t_failover),
+# so B could never reconnect.  On the debug kernel a cut lasts about 6 s.
 connect_path() {
-	NVME_TRADDR=$1 connect_subsys "$TR" "$RIG_NQN_RAM" -c 1 -l 300 -k 5
+	NVME_TRADDR=$1 connect_subsys "$TR" "$RIG_NQN_RAM" -c 1 -l 300 \
+		-k $((5 * SCALE))
 }
 
 t_connect() {
