@@ -470,6 +470,12 @@ static void xrdma_schedule_reconnect(struct xrdma_ctrl *ctrl, int status,
 	if (nvme_ctrl_state(nctrl) != NVME_CTRL_CONNECTING)
 		return;
 
+	if (xrdma_system_going_down()) {
+		dev_info(nctrl->device,
+			 "system going down: deleting the controller instead of reconnecting\n");
+		nvme_delete_ctrl(nctrl);
+		return;
+	}
 	if (!nvmf_should_reconnect(nctrl, status)) {
 		dev_info(nctrl->device,
 			 "giving up after %d reconnect attempts (status %d), deleting controller\n",
@@ -633,6 +639,7 @@ static void xrdma_delete_ctrl(struct nvme_ctrl *nctrl)
 	trace_xrdma_state(ctrl, XRDMA_EV_DELETE);
 	cancel_delayed_work_sync(&ctrl->delete_work);
 	xrdma_teardown_ctrl(ctrl, true, true);
+	xrdma_ctrl_down_deleted(ctrl);
 }
 
 static struct nvme_ctrl_ops xrdma_ctrl_ops = {

@@ -2,17 +2,26 @@
 /*
  * xrdma: the list of fully created controllers, and what reaches all of
  * them at once: an RDMA device going away, a port going down or up, a
- * target that left a shutdown unanswered.
+ * target that left a shutdown unanswered, the system going down.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mutex.h>
+#include <linux/reboot.h>
+#include <linux/string_choices.h>
+#include <linux/wait.h>
 
 #include "xrdma.h"
 
 /* Fully created controllers; also covers each one's entry. */
 static LIST_HEAD(xrdma_ctrl_list);
 static DEFINE_MUTEX(xrdma_ctrl_mutex);
+
+/* A reboot, halt or power-off has begun: no controller reconnects. */
+static bool xrdma_going_down;
+/* Deletions the going down started and waits for (@down_delete set). */
+static atomic_t xrdma_down_pending = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(xrdma_down_wait);
 
 /**
  * xrdma_ctrl_list_add() - list a controller that has been created
@@ -176,4 +185,103 @@ void xrdma_port_event(struct ib_device *ibdev, u32 port, bool up)
 		xrdma_error_recovery(ctrl);
 	}
 	mutex_unlock(&xrdma_ctrl_mutex);
+}
+
+/**
+ * xrdma_system_going_down() - whether a reboot, halt or power-off began
+ *
+ * Return: true from then on: a controller that loses its connection is
+ * deleted instead of reconnecting (xrdma_ctrls_going_down()).
+ */
+bool xrdma_system_going_down(void)
+{
+	return READ_ONCE(xrdma_going_down);
+}
+
+/**
+ * xrdma_ctrl_down_deleted() - a controller's deletion is done
+ * @ctrl: the controller, torn down
+ *
+ * Wakes the going down if it waits for this deletion; any other deletion
+ * passes through.
+ */
+void xrdma_ctrl_down_deleted(struct xrdma_ctrl *ctrl)
+{
+	if (atomic_xchg(&ctrl->down_delete, 0) &&
+	    atomic_dec_and_test(&xrdma_down_pending))
+		wake_up(&xrdma_down_wait);
+}
+
+/*
+ * The system is going down (the reboot notifiers run from reboot(2),
+ * after user space stopped, before the devices are shut down): nothing
+ * reconnects from now on, and every controller that is not connected now
+ * (resetting, recovering or waiting to reconnect) is deleted rather than
+ * left to reconnect while the devices under it go away.  Its requests fail
+ * at once.  The deletions are waited for up to XRDMA_DOWN_WAIT_MS; live
+ * controllers stay as they are.
+ */
+static int xrdma_ctrls_going_down(struct notifier_block *nb,
+				  unsigned long code, void *unused)
+{
+	unsigned long start = jiffies;
+	struct xrdma_ctrl *ctrl;
+	int n = 0;
+	long left;
+
+	WRITE_ONCE(xrdma_going_down, true);
+	mutex_lock(&xrdma_ctrl_mutex);
+	list_for_each_entry(ctrl, &xrdma_ctrl_list, entry) {
+		enum nvme_ctrl_state state = nvme_ctrl_state(&ctrl->ctrl);
+
+		if (state != NVME_CTRL_RESETTING &&
+		    state != NVME_CTRL_CONNECTING)
+			continue;
+		atomic_inc(&xrdma_down_pending);
+		atomic_set(&ctrl->down_delete, 1);
+		if (nvme_delete_ctrl(&ctrl->ctrl)) {
+			/* being deleted already: not ours to wait for */
+			xrdma_ctrl_down_deleted(ctrl);
+			continue;
+		}
+		dev_info(ctrl->ctrl.device,
+			 "system going down: deleting the controller, not connected\n");
+		n++;
+	}
+	mutex_unlock(&xrdma_ctrl_mutex);
+	if (!n)
+		return NOTIFY_DONE;
+
+	left = wait_event_timeout(xrdma_down_wait,
+				  !atomic_read(&xrdma_down_pending),
+				  msecs_to_jiffies(XRDMA_DOWN_WAIT_MS));
+	if (left)
+		pr_info("system going down: %d controller%s not connected deleted in %u ms\n",
+			n, str_plural(n), jiffies_to_msecs(jiffies - start));
+	else
+		pr_warn("system going down: %d of %d controller deletions still running after %u ms, not waiting longer\n",
+			atomic_read(&xrdma_down_pending), n, XRDMA_DOWN_WAIT_MS);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block xrdma_reboot_nb = {
+	.notifier_call	= xrdma_ctrls_going_down,
+};
+
+/**
+ * xrdma_ctrls_init() - watch for the system going down
+ *
+ * Return: 0 or a negative errno.
+ */
+int xrdma_ctrls_init(void)
+{
+	return register_reboot_notifier(&xrdma_reboot_nb);
+}
+
+/**
+ * xrdma_ctrls_exit() - stop watching for the system going down
+ */
+void xrdma_ctrls_exit(void)
+{
+	unregister_reboot_notifier(&xrdma_reboot_nb);
 }

@@ -114,9 +114,13 @@ static int __init xrdma_init(void)
 
 	xrdma_debugfs_init();
 
-	ret = ib_register_client(&xrdma_ib_client);
+	ret = xrdma_ctrls_init();
 	if (ret)
 		goto out_debugfs;
+
+	ret = ib_register_client(&xrdma_ib_client);
+	if (ret)
+		goto out_ctrls;
 
 	ret = nvmf_register_transport(&xrdma_transport);
 	if (ret)
@@ -136,6 +140,8 @@ out_transport:
 out_client:
 	ib_unregister_client(&xrdma_ib_client);
 	xrdma_cm_exit();
+out_ctrls:
+	xrdma_ctrls_exit();
 out_debugfs:
 	xrdma_debugfs_exit();
 	destroy_workqueue(xrdma_connect_wq);
@@ -150,6 +156,7 @@ static void __exit xrdma_exit(void)
 	xrdma_delete_ctrls(NULL);
 	ib_unregister_client(&xrdma_ib_client);
 	xrdma_cm_exit();
+	xrdma_ctrls_exit();
 	xrdma_debugfs_exit();
 	destroy_workqueue(xrdma_connect_wq);
 	xrdma_dropin_exit();

@@ -35,6 +35,7 @@
 #define XRDMA_SHUTDOWN_MS	1000	/* a delete's shutdown, at most */
 #define XRDMA_DELETE_GRACE_MS	1000	/* a delete waits for commands */
 #define XRDMA_SILENT_MS		30000	/* an unanswered shutdown counts */
+#define XRDMA_DOWN_WAIT_MS	5000	/* going down: deletions waited for */
 #define XRDMA_DRAIN_MS		5000	/* bounded QP drain */
 #define XRDMA_MAX_FR_PAGES	256	/* 1 MiB per I/O with 4 KiB pages */
 #define XRDMA_MAX_INLINE_SGE	16	/* in-capsule data segments */
@@ -314,6 +315,8 @@ union xrdma_sockaddr {
  *	attempt then fails with -ETIMEDOUT, see xrdma_setup_status())
  * @setup_aborted: a connection of the current setup failed
  *	(xrdma_abort_work()): the attempt fails with -ECONNRESET
+ * @down_delete: 1 while the system going down waits for this
+ *	controller's deletion (xrdma_ctrls_going_down())
  * @admin_rx_at: jiffies of the last response on the admin queue
  * @silent_at: jiffies at which another controller's shutdown to the same
  *	target address went unanswered, 0 if none did
@@ -340,6 +343,7 @@ struct xrdma_ctrl {
 	u8			pdu_inline_sge;
 	bool			setup_timed_out;
 	bool			setup_aborted;
+	atomic_t		down_delete;
 	unsigned long		admin_rx_at;
 	unsigned long		silent_at;
 	struct xrdma_ctrl_counters counters;
@@ -542,6 +546,10 @@ bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts);
 void xrdma_delete_ctrls(struct ib_device *ibdev);
 void xrdma_port_event(struct ib_device *ibdev, u32 port, bool up);
 void xrdma_ctrls_note_silent(struct xrdma_ctrl *ctrl);
+bool xrdma_system_going_down(void);
+void xrdma_ctrl_down_deleted(struct xrdma_ctrl *ctrl);
+int xrdma_ctrls_init(void);
+void xrdma_ctrls_exit(void);
 
 /* sysfs.c */
 extern const struct attribute_group *xrdma_dev_attr_groups[];
