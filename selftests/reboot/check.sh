@@ -48,10 +48,10 @@ after_mark() {
 	awk -v m="$MARK" 'on { print } index($0, m) { on = 1 }' "$CON"
 }
 
-# stamp PATTERN: the kernel timestamp (ms) of the first line after the
-# mark that has PATTERN, empty if none.
+# stamp PATTERN: the kernel timestamp (ms) of the first line of standard
+# input that has PATTERN, empty if none.
 stamp() {
-	after_mark | awk -v p="$1" 'index($0, p) {
+	awk -v p="$1" 'index($0, p) {
 		if (match($0, /\[ *[0-9]+\.[0-9]+\]/)) {
 			t = substr($0, RSTART + 1, RLENGTH - 2)
 			printf "%d\n", t * 1000
@@ -65,10 +65,8 @@ echo "TAP version 13"
 echo "# reboot: the guest's console log ($CON)"
 echo "1..4"
 
-t0=
-if grep -qF "$MARK" "$CON" 2>/dev/null; then
-	t0=$(awk -v m="$MARK" 'index($0, m) && match($0, /\[ *[0-9]+\.[0-9]+\]/) {
-		printf "%d\n", substr($0, RSTART + 1, RLENGTH - 2) * 1000; exit }' "$CON")
+t0=$(stamp "$MARK" <"$CON" 2>/dev/null)
+if [[ -n $t0 ]]; then
 	result 0 "the guest marked its log before going down"
 else
 	echo "# no line '$MARK'"
@@ -86,7 +84,7 @@ else
 	result $? "the controllers that were reconnecting are deleted"
 fi
 
-t1=$(stamp "reboot: Power down")
+t1=$(after_mark | stamp "reboot: Power down")
 if [[ -n ${t0:-} && -n $t1 ]]; then
 	echo "# $TR: powered off $((t1 - t0)) ms after the mark (limit $LIMIT_MS ms)"
 	((t1 - t0 <= LIMIT_MS))
