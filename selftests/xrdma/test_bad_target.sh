@@ -47,9 +47,10 @@
 #                   connect fails at once (within 15 s of the DREQ), not
 #                   after queue 1's Connect waited out the I/O timeout
 #                   (30 s)
-#   cross-queue-write  an RDMA WRITE into a Read's buffer through the
-#                   admin queue's connection with the Read's rkey: refused
-#                   (remote access error at the target), recovery
+#   cross-queue-write  an RDMA WRITE into a Read's buffer (the test's own,
+#                   after LIVE) through the admin queue's connection with
+#                   the Read's rkey: refused (remote access error at the
+#                   target), recovery
 #   huge-ioccsz     IOCCSZ 0x10000005, whose 16-byte units overflow 32
 #                   bits (review m11): the in-capsule size is the
 #                   device's limit, not the 16 bytes of a wrapped product
@@ -63,11 +64,12 @@
 #                   the held Read retried and I/O verified; queue 1
 #                   held before it goes live (fault knob live_hold), so
 #                   the refused replay ends the attempt in that window
-#   read-from-read, write-to-write  an RDMA READ from a Read's buffer, an
-#                   RDMA WRITE into a Write's buffer, each through the
-#                   command's own connection with its rkey (review m12: a
-#                   registration grants only the access its command
-#                   needs): refused (remote access error), recovery
+#   read-from-read, write-to-write  an RDMA READ from a Read's buffer (the
+#                   test's own, after LIVE), an RDMA WRITE into a Write's
+#                   buffer, each through the command's own connection
+#                   with its rkey (review m12: a registration grants only
+#                   the access its command needs): refused (remote access
+#                   error), recovery
 #   timeout-storm   a queue full (64) of Reads held, I/O timeout 5 s: they
 #                   time out at once (counted by the xrdma_timeout trace
 #                   event, more than 10 must), and the kernel log has at
@@ -259,7 +261,9 @@ bt_verify() {
 }
 
 # bt_read_once: one direct read of the bad target's namespace (the first
-# Read after the partition scan, if that did not trigger it already).
+# Read after the partition scan, if that did not trigger it already): 4
+# KiB block 100, the Read cross-queue-write and read-from-read wait for
+# (badtarget's PROBE_LBA).
 bt_read_once() {
 	dd if="$BT_DEV" of=/dev/null bs=4k count=1 skip=100 iflag=direct \
 		2>&1 | tail -n 1

@@ -71,12 +71,14 @@ static const char *const scenario_help[S_NR] = {
 	[S_DREQ_MID_IO] = "disconnect in the middle of the first transfer of 512 KiB or more",
 	[S_HUGE_IOCCSZ] = "Identify IOCCSZ 0x10000005 (16 * IOCCSZ overflows 32 bits) and SGL offsets",
 	[S_IDLE_DREQ] = "disconnect I/O queue 1, idle, when queue 2's connect request comes",
-	[S_CROSS_QUEUE_WRITE] = "RDMA WRITE into the first Read's buffer through the admin queue's connection, then answer it",
+	[S_CROSS_QUEUE_WRITE] = "RDMA WRITE into the buffer of the first Read of LBA 800 through the admin queue's\n"
+		"                  connection, then answer it",
 	[S_REPLAY_OLD_CID] = "never answer the first Read of LBA 98760; after the reconnect send its\n"
 		"                  command id: to the idle tag, then over the tag's next Read",
 	[S_SETUP_TIMEOUT] = "never answer a Read of LBA 98760, at most one per association and\n"
 		"                  4 in all: the one the host retries after the recovery is held too",
-	[S_READ_FROM_READ] = "RDMA READ from the first Read's buffer through its own connection, then answer it",
+	[S_READ_FROM_READ] = "RDMA READ from the buffer of the first Read of LBA 800 through its own connection,\n"
+		"                  then answer it",
 	[S_WRITE_TO_WRITE] = "RDMA WRITE into the first Write's buffer through its own connection, then serve it",
 	[S_TIMEOUT_STORM] = "never answer a Read of the second MiB on the first association that gets one",
 };

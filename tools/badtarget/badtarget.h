@@ -42,6 +42,13 @@
 /* replay-old-cid holds the first Read of this LBA (4 KiB block 12345) */
 #define HOLD_LBA	98760
 #define STORM_LBA	2048	/* timeout-storm: the second MiB */
+/*
+ * cross-queue-write and read-from-read touch the buffer of the first Read
+ * of this LBA (4 KiB block 100, the test's own Read once the controller
+ * is live), not of whatever Read comes first (the partition scan's, while
+ * nvme connect returns)
+ */
+#define PROBE_LBA	800
 
 /* CM private data (NVMe over Fabrics RDMA transport binding) */
 struct cm_req {

@@ -441,7 +441,8 @@ static bool dreq_mid_io(struct queue *q, int i, bool write)
  *                    connection of the host, the admin queue's: refused by
  *                    a host that gives each connection its own protection
  *                    domain, let through by one that shares a domain;
- * read-from-read     a READ from a Read's buffer through its own connection;
+ * read-from-read     a READ from a Read's buffer through its own connection
+ *                    (both: the first Read of PROBE_LBA);
  * write-to-write     a WRITE into a Write's buffer through its own
  *                    connection: refused by a host whose registration
  *                    grants only the access the command needs (review m12).
@@ -450,7 +451,8 @@ static bool dreq_mid_io(struct queue *q, int i, bool write)
 static const char *foreign_op;	/* "read" or "write": a failed completion
 				 * need not say its opcode */
 
-static void foreign_access(struct queue *q, int i, bool write_cmd)
+static void foreign_access(struct queue *q, int i, bool write_cmd,
+			   uint64_t slba)
 {
 	struct cmd *c = &q->cmds[i];
 	struct ctrl *ct = ctrl_of(q);
@@ -470,12 +472,12 @@ static void foreign_access(struct queue *q, int i, bool write_cmd)
 	switch (scenario) {
 	case S_CROSS_QUEUE_WRITE:
 		via = ct ? ct->admin : NULL;
-		if (write_cmd || !via || via->dead ||
+		if (write_cmd || slba != PROBE_LBA || !via || via->dead ||
 		    !misbehave(scenario, "writing into a Read's buffer through the admin queue's connection"))
 			return;
 		break;
 	case S_READ_FROM_READ:
-		if (write_cmd ||
+		if (write_cmd || slba != PROBE_LBA ||
 		    !misbehave(scenario, "reading a Read's buffer through its own connection"))
 			return;
 		wr.opcode = IBV_WR_RDMA_READ;
@@ -548,7 +550,7 @@ static void nvm_cmd(struct queue *q, int i, bool data_ready)
 		return;
 	p = ram + (slba << LBA_SHIFT);
 	if (op == OP_READ || !data_ready)
-		foreign_access(q, i, op == OP_WRITE);
+		foreign_access(q, i, op == OP_WRITE, slba);
 	if (op == OP_READ)
 		complete(q, i, SC_SUCCESS, 0, p, ram_mr->lkey, bytes);
 	else if (!data_ready)
