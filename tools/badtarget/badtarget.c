@@ -325,6 +325,24 @@ static void established(struct queue *q)
 	}
 }
 
+/*
+ * A host that refuses a foreign_access() may end the connection before
+ * its NAK reaches this side (seen on a slow debug kernel): the WR then
+ * completes flushed once the disconnect puts the QP in error.  Wait for
+ * that completion (1 s at most) before the queue is freed, so that the
+ * log says what became of it.
+ */
+static void reap_foreign(struct queue *q)
+{
+	int i;
+
+	for (i = 0; i < 100 && q->foreign_pending; i++) {
+		poll_cq(q);
+		if (q->foreign_pending)
+			usleep(10000);
+	}
+}
+
 static void cm_event(void)
 {
 	struct rdma_cm_event *ev, copy;
@@ -361,9 +379,10 @@ static void cm_event(void)
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		rdma_ack_cm_event(ev);
 		if (q && copy.id != listen_id) {
-			if (copy.event == RDMA_CM_EVENT_DISCONNECTED)
+			if (copy.event == RDMA_CM_EVENT_DISCONNECTED) {
 				rdma_disconnect(q->id);
-			else
+				reap_foreign(q);
+			} else
 				logmsg("queue %u: %s", q->qid,
 				       rdma_event_str(copy.event));
 			dbg("queue %u: %s", q->qid, rdma_event_str(copy.event));

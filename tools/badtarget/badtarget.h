@@ -162,6 +162,7 @@ struct queue {
 	struct cmd *cmds;
 	int ncmds;
 	bool established, dead;
+	bool foreign_pending;	/* a foreign_access() WR not completed yet */
 };
 
 extern const char *const scenario_names[S_NR];

@@ -508,6 +508,8 @@ static void foreign_access(struct queue *q, int i, bool write_cmd,
 	       c->rkey, sge.length, via->qid);
 	if (ibv_post_send(via->id->qp, &wr, &bad))
 		logmsg("  ibv_post_send: %s", strerror(errno));
+	else
+		via->foreign_pending = true;
 }
 
 static void nvm_cmd(struct queue *q, int i, bool data_ready)
@@ -710,13 +712,15 @@ void poll_cq(struct queue *q)
 			uint32_t kind = wc[k].wr_id >> 32;
 			int idx = (uint32_t)wc[k].wr_id;
 
-			if (kind == WR_FOREIGN)
+			if (kind == WR_FOREIGN) {
+				q->foreign_pending = false;
 				logmsg("scenario %s: the host %s the %s: %s",
 				       scenario_names[scenario],
 				       wc[k].status == IBV_WC_SUCCESS ?
 				       "let through" : "refused",
 				       foreign_op,
 				       ibv_wc_status_str(wc[k].status));
+			}
 			if (wc[k].status != IBV_WC_SUCCESS) {
 				if (!q->dead && wc[k].status != IBV_WC_WR_FLUSH_ERR)
 					logmsg("queue %u: %s completion: %s", q->qid,
