@@ -382,9 +382,10 @@ static void cm_event(void)
 			if (copy.event == RDMA_CM_EVENT_DISCONNECTED) {
 				rdma_disconnect(q->id);
 				reap_foreign(q);
-			} else
+			} else {
 				logmsg("queue %u: %s", q->qid,
 				       rdma_event_str(copy.event));
+			}
 			dbg("queue %u: %s", q->qid, rdma_event_str(copy.event));
 			queue_free(q);
 		}
