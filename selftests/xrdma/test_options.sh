@@ -20,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 14
+test_begin 15
 
 # expect FILE VALUE: sysfs attribute of $CTRL equals VALUE.
 expect() {
@@ -163,6 +163,40 @@ t_ipv6() {
 		expect address \
 			"traddr=$RIG_IP6,trsvcid=4420,host_iface=$RIG_NETDEV" ||
 			rc=1
+		disconnect || rc=1
+	fi
+	rig_unlink "$port" "$RIG_NQN_NULL"
+	rig_del_port "$port"
+	return "$rc"
+}
+
+# A link-local target address with its scope (fe80::X%IFACE, issue 12
+# §5): nvmet listens on it, the connect resolves through that interface,
+# and sysfs gives the address back as it was written.
+t_ipv6_scope() {
+	local rc=0 port=7 ll out
+	ll=$(ip -6 -o addr show dev "$RIG_NETDEV" scope link |
+		awk '{ sub("/.*", "", $4); print $4; exit }')
+	if [[ -z $ll ]]; then
+		echo "$RIG_NETDEV has no link-local address"
+		ip -6 addr show dev "$RIG_NETDEV"
+		return 1
+	fi
+	ll+=%$RIG_NETDEV
+	rig_add_port "$port" ipv6 "$ll" 4420 &&
+		rig_link "$port" "$RIG_NQN_NULL" || rc=1
+	if ((rc == 0)); then
+		nvme_fabrics_load || rc=1
+		out=$( (echo "transport=$TR,traddr=$ll,trsvcid=4420,nqn=$RIG_NQN_NULL,hostnqn=$NVME_HOSTNQN,hostid=$NVME_HOSTID" \
+			>/dev/nvme-fabrics) 2>&1) || {
+			echo "connect to $ll failed: $out"
+			rc=1
+		}
+	fi
+	CTRL=$(nvme_find_ctrl "$RIG_NQN_NULL" "$TR" "$ll") || rc=1
+	if [[ -n $CTRL ]]; then
+		expect address "traddr=$ll,trsvcid=4420" || rc=1
+		expect state live || rc=1
 		disconnect || rc=1
 	fi
 	rig_unlink "$port" "$RIG_NQN_NULL"
@@ -321,6 +355,7 @@ ktap_run "queue_size clamped to the controller's limit, with a log line" t_queue
 ktap_run "tos, disable_sqflow, host_traddr, fast_io_fail_tmo" t_more_options
 ktap_run "trsvcid defaults to 4420" t_default_trsvcid
 ktap_run "IPv6 target address" t_ipv6
+ktap_run "IPv6 link-local target address with a scope" t_ipv6_scope
 ktap_run "nvme list, list-subsys, id-ctrl" t_nvme_cli
 ktap_run "duplicate connect refused unless duplicate_connect" t_duplicate
 ktap_run "ack_timeout and retry_count reach the QP" t_ack_timeout
