@@ -127,9 +127,10 @@ t_more_options() {
 
 # fabrics_write OPTIONS: create a controller the way nvme-cli does, by
 # writing an option string to /dev/nvme-fabrics; errors go to stdout.
+# The target address is FABRICS_TRADDR, the rig's IPv4 one by default.
 fabrics_write() {
 	nvme_fabrics_load || return 1
-	(echo "transport=$TR,traddr=$RIG_IP4,nqn=$RIG_NQN_NULL,hostnqn=$NVME_HOSTNQN,hostid=$NVME_HOSTID${1:+,$1}" \
+	(echo "transport=$TR,traddr=${FABRICS_TRADDR:-$RIG_IP4},nqn=$RIG_NQN_NULL,hostnqn=$NVME_HOSTNQN,hostid=$NVME_HOSTID${1:+,$1}" \
 		>/dev/nvme-fabrics) 2>&1
 }
 
@@ -186,9 +187,7 @@ t_ipv6_scope() {
 	rig_add_port "$port" ipv6 "$ll" 4420 &&
 		rig_link "$port" "$RIG_NQN_NULL" || rc=1
 	if ((rc == 0)); then
-		nvme_fabrics_load || rc=1
-		out=$( (echo "transport=$TR,traddr=$ll,trsvcid=4420,nqn=$RIG_NQN_NULL,hostnqn=$NVME_HOSTNQN,hostid=$NVME_HOSTID" \
-			>/dev/nvme-fabrics) 2>&1) || {
+		out=$(FABRICS_TRADDR=$ll fabrics_write trsvcid=4420) || {
 			echo "connect to $ll failed: $out"
 			rc=1
 		}
