@@ -101,12 +101,18 @@ dmesg_mark() {
 	DMESG_TAINT0=$(</proc/sys/kernel/tainted)
 }
 
-# Kernel log since the mark (all of it if the mark scrolled away).
-dmesg_since_mark() {
-	dmesg | awk -v m="$DMESG_MARK" '
+# dmesg_since MARK: the kernel log after the last line holding MARK (all
+# of it if MARK scrolled away or is empty).
+dmesg_since() {
+	dmesg | awk -v m="$1" '
 		{ lines[NR] = $0 }
 		m != "" && index($0, m) { start = NR }
 		END { for (i = start + 1; i <= NR; i++) print lines[i] }'
+}
+
+# Kernel log since the mark.
+dmesg_since_mark() {
+	dmesg_since "$DMESG_MARK"
 }
 
 # taint_letters BITS: "W" for 1<<9 and so on.

@@ -151,10 +151,7 @@ bt_no_ctrl() {
 
 # Kernel log since bt_mark (this scenario).
 bt_log() {
-	dmesg | awk -v m="$BT_MARK" '
-		{ lines[NR] = $0 }
-		index($0, m) { start = NR }
-		END { for (i = start + 1; i <= NR; i++) print lines[i] }'
+	dmesg_since "$BT_MARK"
 }
 
 bt_mark() {

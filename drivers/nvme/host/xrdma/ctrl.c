@@ -46,14 +46,21 @@ static u8 xrdma_io_inline_sge(struct xrdma_ctrl *ctrl)
 	return most;
 }
 
+/*
+ * The last reference is gone.  Unlisted first: a walker of the list (device
+ * removal, port events) holds the list's lock while it looks at a
+ * controller's queues, so none is left inside this one once it is unlisted
+ * (lifecycle review N2).  Nothing here reads the options of a controller
+ * that was never listed: fabrics freed them when its creation failed (N1).
+ */
 static void xrdma_free_ctrl(struct nvme_ctrl *nctrl)
 {
 	struct xrdma_ctrl *ctrl = to_xrdma_ctrl(nctrl);
+	bool listed = xrdma_ctrl_list_del(ctrl);
 
 	xrdma_debugfs_ctrl_del(ctrl);
 	xrdma_queues_free(ctrl);
-	/* fabrics frees the options of a controller that failed creation */
-	if (xrdma_ctrl_list_del(ctrl))
+	if (listed)
 		nvmf_free_options(nctrl->opts);
 	mutex_destroy(&ctrl->teardown_lock);
 	kfree(ctrl);
@@ -420,6 +427,7 @@ static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 		ret = xrdma_clamp_queue_size(ctrl, new);
 	if (ret)
 		goto out_teardown;
+	xrdma_delay(XRDMA_DELAY_IO_SETUP);
 	if (nctrl->queue_count > 1) {
 		if (static_branch_unlikely(&xrdma_fault_key))
 			xrdma_fault_io_setup_hold(ctrl);
@@ -551,6 +559,9 @@ static void xrdma_reconnect_work(struct work_struct *work)
 					       struct xrdma_ctrl,
 					       reconnect_work);
 
+	/* a deletion owns the controller now (xrdma_stop_ctrl()) */
+	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_CONNECTING)
+		return;
 	xrdma_reconnect_ctrl(ctrl, XRDMA_EV_RECONNECT);
 }
 
@@ -623,6 +634,8 @@ static void xrdma_stop_ctrl(struct nvme_ctrl *nctrl)
 
 	/* recovery may still schedule a reconnect: let it finish first */
 	flush_work(&ctrl->err_work);
+	/* and a port-up event that took it off its timer (review N3) */
+	xrdma_ctrl_list_barrier();
 	cancel_delayed_work_sync(&ctrl->reconnect_work);
 	cancel_work_sync(&ctrl->abort_work);
 	/* core now removes the namespaces, which waits for their I/O */

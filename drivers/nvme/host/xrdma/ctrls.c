@@ -52,6 +52,19 @@ bool xrdma_ctrl_list_del(struct xrdma_ctrl *ctrl)
 }
 
 /**
+ * xrdma_ctrl_list_barrier() - wait for the walks of the list under way
+ *
+ * A walk (xrdma_port_event()) may act on a controller it found in a state
+ * that has changed since: once this returns, every walk that began before
+ * the change is over, and the next ones see it.
+ */
+void xrdma_ctrl_list_barrier(void)
+{
+	mutex_lock(&xrdma_ctrl_mutex);
+	mutex_unlock(&xrdma_ctrl_mutex);
+}
+
+/**
  * xrdma_ctrl_is_duplicate() - whether a listed controller reaches @opts
  * @opts: the options of a controller being created
  *
@@ -168,12 +181,18 @@ void xrdma_port_event(struct ib_device *ibdev, u32 port, bool up)
 		struct nvme_ctrl *nctrl = &ctrl->ctrl;
 
 		if (up) {
-			/* only a reconnect that is waiting, not running */
-			if (!cancel_delayed_work(&ctrl->reconnect_work))
+			/*
+			 * Only a reconnect that is waiting, not running, and
+			 * not once a deletion began: xrdma_stop_ctrl() waits
+			 * for this walk before it cancels the reconnect.
+			 */
+			if (nvme_ctrl_state(nctrl) != NVME_CTRL_CONNECTING ||
+			    !cancel_delayed_work(&ctrl->reconnect_work))
 				continue;
 			dev_info(nctrl->device,
 				 "%s port %u is active: reconnecting now\n",
 				 dev_name(&ibdev->dev), port);
+			xrdma_delay(XRDMA_DELAY_PORT_UP);
 			queue_delayed_work(nvme_wq, &ctrl->reconnect_work, 0);
 			continue;
 		}

@@ -6,6 +6,7 @@
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/reset_stats    write 1 to zero them
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/q<qid>/stats   one queue
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/          see fault.c
+ *   /sys/kernel/debug/nvme-xrdma/delay/                see delay.c
  *
  * Every stats file prints one "name value" line per counter.
  *
@@ -277,6 +278,7 @@ void xrdma_debugfs_init(void)
 {
 	mutex_lock(&xrdma_debugfs_mutex);
 	xrdma_debugfs_root = debugfs_create_dir("nvme-xrdma", NULL);
+	xrdma_delay_init(xrdma_debugfs_root);
 	mutex_unlock(&xrdma_debugfs_mutex);
 }
 

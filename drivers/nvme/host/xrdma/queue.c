@@ -756,17 +756,20 @@ static int xrdma_queues_max(struct nvmf_ctrl_options *opts)
  */
 void xrdma_queues_free(struct xrdma_ctrl *ctrl)
 {
-	int nr = xrdma_queues_max(ctrl->ctrl.opts);
+	u32 nr = ctrl->nr_queue_slots;
 
 	while (nr--)
 		xrdma_queue_exit(&ctrl->queues[nr]);
 	kfree(ctrl->queues);
 	ctrl->queues = NULL;
+	xrdma_delay(XRDMA_DELAY_QUEUES_FREE);
 }
 
 /**
  * xrdma_queues_alloc() - a new controller's queue array, every slot ready
  * @ctrl: the controller, its options set
+ *
+ * The slot count is kept in @ctrl: the options may be gone by the free.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -783,6 +786,7 @@ int xrdma_queues_alloc(struct xrdma_ctrl *ctrl)
 		if (ret)
 			goto out_exit;
 	}
+	ctrl->nr_queue_slots = nr;
 	return 0;
 
 out_exit:

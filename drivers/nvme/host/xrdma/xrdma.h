@@ -295,6 +295,9 @@ union xrdma_sockaddr {
  * struct xrdma_ctrl - an NVMe controller reached over RDMA
  * @ctrl: nvme core controller
  * @queues: queue array, index = qid, one entry per queue the options allow
+ * @nr_queue_slots: entries in @queues, fixed at creation: the free of a
+ *	controller whose creation failed runs after fabrics freed the options
+ *	(a parked CM id may hold the last reference, lifecycle review N1)
  * @tag_set: I/O tag set
  * @admin_tag_set: admin tag set
  * @err_work: error recovery
@@ -327,6 +330,7 @@ union xrdma_sockaddr {
 struct xrdma_ctrl {
 	struct nvme_ctrl	ctrl;
 	struct xrdma_queue	*queues;
+	u32			nr_queue_slots;
 	struct blk_mq_tag_set	tag_set;
 	struct blk_mq_tag_set	admin_tag_set;
 	struct work_struct	err_work;
@@ -542,6 +546,7 @@ void xrdma_set_transport_name(const char *name);
 /* ctrls.c */
 void xrdma_ctrl_list_add(struct xrdma_ctrl *ctrl);
 bool xrdma_ctrl_list_del(struct xrdma_ctrl *ctrl);
+void xrdma_ctrl_list_barrier(void);
 bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts);
 void xrdma_delete_ctrls(struct ib_device *ibdev);
 void xrdma_port_event(struct ib_device *ibdev, u32 port, bool up);
@@ -574,6 +579,26 @@ int xrdma_fault_post_send(struct xrdma_queue *queue, struct ib_send_wr *head,
 			  const struct ib_send_wr **bad);
 void xrdma_fault_add(struct xrdma_ctrl *ctrl, struct dentry *parent);
 void xrdma_fault_io_setup_hold(struct xrdma_ctrl *ctrl);
+
+/* Named points where a test widens a race window (delay.c). */
+enum xrdma_delay_point {
+	XRDMA_DELAY_IO_SETUP,
+	XRDMA_DELAY_QUEUES_FREE,
+	XRDMA_DELAY_PORT_UP,
+	XRDMA_DELAY_NR
+};
+
+/* delay.c */
+DECLARE_STATIC_KEY_FALSE(xrdma_delay_key);
+void __xrdma_delay(enum xrdma_delay_point point);
+void xrdma_delay_init(struct dentry *root);
+
+/* Sleep here if a test asked to.  A no-op jump until a point is set. */
+static inline void xrdma_delay(enum xrdma_delay_point point)
+{
+	if (static_branch_unlikely(&xrdma_delay_key))
+		__xrdma_delay(point);
+}
 
 /* Should this call fail?  A no-op jump until a fault is first armed. */
 static inline bool xrdma_fault(struct xrdma_queue *queue,

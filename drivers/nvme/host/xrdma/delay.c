@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xrdma: delay points, which widen the windows in which two actors of the
+ * controller life cycle meet, so that a test hits the interleaving every
+ * time instead of once in a thousand runs.
+ *
+ *   /sys/kernel/debug/nvme-xrdma/delay/<point>    milliseconds, 0 = off
+ *
+ * io_setup       a setup whose admin queue is live, before its I/O queues
+ *                (any controller, one being created too: fault/io_setup_hold
+ *                cannot be armed before the controller exists)
+ * queues_free    the free of a controller, once its queue array is gone
+ * port_up        a port-up event, between taking a waiting reconnect off
+ *                its timer and queueing it to run now
+ *
+ * Each point sleeps for its value every time it is passed, and logs it.
+ * The values are module-wide, not per controller.  Cost when off: one
+ * static key, a no-op jump until a point is first set, as for fault.c.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/jump_label.h>
+
+#include "xrdma.h"
+
+DEFINE_STATIC_KEY_FALSE(xrdma_delay_key);
+
+/* Longest a point may hold: a test's window, never a hang. */
+#define XRDMA_DELAY_MAX_MS	30000
+
+static const char * const xrdma_delay_names[XRDMA_DELAY_NR] = {
+	[XRDMA_DELAY_IO_SETUP]		= "io_setup",
+	[XRDMA_DELAY_QUEUES_FREE]	= "queues_free",
+	[XRDMA_DELAY_PORT_UP]		= "port_up",
+};
+
+static atomic_t xrdma_delay_ms[XRDMA_DELAY_NR];
+
+/**
+ * __xrdma_delay() - sleep at a delay point that is set (the armed path)
+ * @point: the point passed
+ *
+ * Only reached through xrdma_delay() once a point was set.
+ */
+void __xrdma_delay(enum xrdma_delay_point point)
+{
+	unsigned int ms = atomic_read(&xrdma_delay_ms[point]);
+
+	if (!ms)
+		return;
+	pr_info("delay point %s: holding %u ms\n", xrdma_delay_names[point],
+		ms);
+	msleep(ms);
+}
+
+static int xrdma_delay_get(void *data, u64 *val)
+{
+	*val = atomic_read(data);
+	return 0;
+}
+
+static int xrdma_delay_set(void *data, u64 val)
+{
+	if (val > XRDMA_DELAY_MAX_MS)
+		return -ERANGE;
+	if (val)
+		static_branch_enable(&xrdma_delay_key);
+	atomic_set(data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(xrdma_delay_fops, xrdma_delay_get, xrdma_delay_set,
+			 "%llu\n");
+
+/**
+ * xrdma_delay_init() - create the delay/ directory
+ * @root: the module's debugfs directory, which removes it with itself
+ */
+void xrdma_delay_init(struct dentry *root)
+{
+	struct dentry *dir = debugfs_create_dir("delay", root);
+	int i;
+
+	for (i = 0; i < XRDMA_DELAY_NR; i++)
+		debugfs_create_file_unsafe(xrdma_delay_names[i], 0600, dir,
+					   &xrdma_delay_ms[i],
+					   &xrdma_delay_fops);
+}

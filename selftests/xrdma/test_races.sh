@@ -1,0 +1,230 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Two actors of the controller life cycle at once, each window held open
+# by a delay point (/sys/kernel/debug/nvme-xrdma/delay/, delay.c), so that
+# the interleaving happens on every run (lifecycle review):
+# - N1: a creation that fails while its port is down parks the admin
+#   queue's CM id, which holds a controller reference; fabrics frees the
+#   options when the creation returns, and the parked id, released once
+#   the port is back, drops the last reference: the free must not read
+#   the options (slub poison made it walk past the queue array);
+# - N2: an RDMA device removed while a disconnected controller is being
+#   freed: the removal walks the controller list and must not find the
+#   controller whose queues are gone;
+# - N3: a controller deleted while a port-up event is taking its waiting
+#   reconnect off the timer to run it now: no reconnect may run once the
+#   deletion began, nor outlive the controller.
+# Each subtest checks the kernel log for what the window must show, so a
+# subtest that did not reach its window fails instead of passing.
+#
+# The second path (a dummy netdev with its own rxe device) is the one
+# taken down: rxe's GSI QP may wedge when a CM message meets its netdev
+# going down, and the path goes at the end.  XRDMA_RACES=n1,n3 runs some.
+
+set -u
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../lib/frame.sh
+. "$DIR/../lib/frame.sh"
+
+readonly TR=xrdma
+readonly SCALE=${XRDMA_TIMEOUT_SCALE:-1}
+readonly NETDEV_B=xrdma-rig4
+readonly RXE_B=rxe4
+readonly IP_B=198.18.0.1
+readonly PORT_B=14
+readonly NETDEV_C=xrdma-rig5
+readonly RXE_C=rxe5
+readonly DELAY=/sys/kernel/debug/nvme-xrdma/delay
+readonly RACES=${XRDMA_RACES:-n1,n2,n3}
+CTRL=
+PATH_B=0
+BG_PID=
+
+delay_set() {
+	echo "$2" >"$DELAY/$1"
+}
+
+cleanup() {
+	local p
+	for p in io_setup queues_free port_up; do
+		[[ -w $DELAY/$p ]] && echo 0 >"$DELAY/$p"
+	done
+	[[ -n $BG_PID ]] && wait "$BG_PID"
+	nvme_delete_ctrls "$TR"
+	ip link del "$NETDEV_C" 2>/dev/null
+	((PATH_B)) && rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B"
+	test_end "$TR"
+}
+trap cleanup EXIT
+
+TEST_CMDS="ip rdma"
+test_begin 6
+
+# race NAME: whether XRDMA_RACES asks for it; a subtest it leaves out skips.
+race() {
+	[[ ,$RACES, == *,$1,* ]] && return 0
+	# shellcheck disable=SC2034 # ktap_test_result reads it
+	KTAP_REASON="not in XRDMA_RACES"
+	return "$KSFT_SKIP"
+}
+
+# race_mark NAME: where logged and since_race start looking (the test's
+# own mark stays for dmesg_check).
+RACE_MARK=
+race_mark() {
+	RACE_MARK="xrdma-selftest: race $1 $$ $(now_ms)"
+	echo "$RACE_MARK" >/dev/kmsg
+}
+
+# since_race: the kernel log since race_mark.
+since_race() {
+	dmesg_since "$RACE_MARK"
+}
+
+# logged ERE: a kernel line since race_mark matches ERE.
+logged() {
+	since_race | grep -Eq "$1"
+}
+
+# link_b up|down, and for up wait until the port is ACTIVE again
+link_b() {
+	ip link set "$NETDEV_B" "$1" || return 1
+	[[ $1 == up ]] || return 0
+	wait_for 30 rig_rxe_active "$RXE_B"
+}
+
+# Path B: a dummy netdev with its own rxe device and an nvmet port.
+t_path_b() {
+	# the delay points come with the module
+	modprobe nvme-xrdma && [[ -d $DELAY ]] || return 1
+	rig_add_path "$NETDEV_B" "$RXE_B" "$IP_B" "$PORT_B" || return 1
+	PATH_B=1
+}
+
+# N1: connect through path B, the setup held after its admin queue is
+# live; path B goes down meanwhile, the creation fails and parks the admin
+# queue's CM id; then the port comes back and the parked id is released.
+t_n1() {
+	local rc=0
+	race n1 || return
+	ktap_require PATH_B "no path B" || return
+	race_mark n1
+	delay_set io_setup $((3000 * SCALE)) || return 1
+	nvme_connect "$TR" "$IP_B" "$RIG_NQN_RAM" \
+		>"$TEST_TMP/n1.connect" 2>&1 &
+	BG_PID=$!
+	wait_for $((30 * SCALE)) logged "delay point io_setup" || {
+		echo "the setup never reached the io_setup delay point"
+		rc=1
+	}
+	link_b down || rc=1
+	wait_for $((30 * SCALE)) pid_gone "$BG_PID" || {
+		echo "nvme connect still blocked"
+		rc=1
+	}
+	if wait "$BG_PID"; then
+		echo "nvme connect succeeded with its path down"
+		rc=1
+	fi
+	BG_PID=
+	sed 's/^/  /' "$TEST_TMP/n1.connect"
+	delay_set io_setup 0
+	logged "its connection is released once the port is back" || {
+		echo "no CM id was parked: the window was not reached"
+		rc=1
+	}
+	link_b up || rc=1
+	# the parked work looks every 500 ms; the free follows the release
+	sleep 3
+	nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$IP_B" && {
+		echo "a controller of the failed connect is still listed"
+		rc=1
+	}
+	return "$rc"
+}
+
+# N2: a disconnect's free held once the queue array is gone, while
+# another RDMA device is added and removed.
+t_n2() {
+	local c rc=0
+	race n2 || return
+	connect_subsys "$TR" "$RIG_NQN_RAM" || return 1
+	c=$CTRL
+	race_mark n2
+	ip link add "$NETDEV_C" type dummy && ip link set "$NETDEV_C" up ||
+		return 1
+	delay_set queues_free $((3000 * SCALE)) || return 1
+	nvme disconnect -d "$c" >"$TEST_TMP/n2.disconnect" 2>&1 &
+	BG_PID=$!
+	wait_for $((20 * SCALE)) logged "delay point queues_free" || {
+		echo "the free never reached the queues_free delay point"
+		rc=1
+	}
+	rdma link add "$RXE_C" type rxe netdev "$NETDEV_C" || rc=1
+	rdma link delete "$RXE_C" || rc=1
+	wait_for $((30 * SCALE)) pid_gone "$BG_PID" || rc=1
+	wait "$BG_PID" || rc=1
+	BG_PID=
+	CTRL=
+	delay_set queues_free 0
+	ip link del "$NETDEV_C" || rc=1
+	nvme_ctrl_gone "$c" || {
+		echo "$c still there"
+		rc=1
+	}
+	return "$rc"
+}
+
+# N3: a controller on path B waits out a long reconnect_delay; path B
+# comes back, and while the port-up event holds the reconnect it took off
+# the timer, the controller is deleted.
+t_n3() {
+	local c rc=0
+	race n3 || return
+	ktap_require PATH_B "no path B" || return
+	NVME_TRADDR=$IP_B connect_subsys "$TR" "$RIG_NQN_RAM" \
+		--reconnect-delay=60 --ctrl-loss-tmo=600 || return 1
+	c=$CTRL
+	race_mark n3
+	link_b down || rc=1
+	# the teardown holds the release up to 10 s for the port to come back
+	wait_for $((30 * SCALE)) logged "$c: reconnect attempt 1 .* in 60 s" || {
+		echo "$c never scheduled its reconnect"
+		rc=1
+	}
+	race_mark n3-up
+	delay_set port_up $((3000 * SCALE)) || return 1
+	link_b up || rc=1
+	wait_for $((20 * SCALE)) logged "delay point port_up" || {
+		echo "the port-up event never reached the port_up delay point"
+		rc=1
+	}
+	nvme_disconnect "$c" $((30 * SCALE)) || rc=1
+	CTRL=
+	delay_set port_up 0
+	# the held reconnect would have been queued by now: give it time
+	sleep 4
+	if logged "$c: (reconnect attempt|reconnect succeeded|not going live)"; then
+		echo "$c reconnected while or after being deleted:"
+		since_race | grep "$c:" | sed 's/^/  /'
+		rc=1
+	fi
+	return "$rc"
+}
+
+t_leak() {
+	if ((PATH_B)); then
+		rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B" || return 1
+		PATH_B=0
+	fi
+	leak_check
+}
+
+ktap_run "module loaded, path B added" t_path_b
+ktap_run "N1: a creation failing with its port down, its parked CM id released later" t_n1
+ktap_run "N2: an RDMA device removed while a controller is freed" t_n2
+ktap_run "N3: a controller deleted while a port-up event queues its reconnect" t_n3
+ktap_run "RDMA resources and module refs back to baseline" t_leak
+ktap_run "no kernel warnings, oopses or new taint" dmesg_check
+ktap_finished
