@@ -85,6 +85,9 @@
 #                   retried Read waits for the stopped queue: the attempt
 #                   must end at once, not after the drain's 30 s, and the
 #                   Read succeed within 25 s
+#   read-no-data    Reads of the third MiB answered with success and no
+#                   data, the read pool on: the reader gets none of what
+#                   earlier reads left in the pool (lifecycle review N6)
 #
 # After each scenario: the bad controller is deleted, the target exits 0
 # on SIGTERM, and the kernel log of the scenario has no WARN/BUG/oops.
@@ -115,7 +118,7 @@ BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	inv-wrong-rkey inv-no-mr small-crqsize rej-garbage est-dreq silent
 	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz
 	idle-dreq cross-queue-write read-from-read write-to-write
-	timeout-storm replay-old-cid setup-timeout"
+	timeout-storm replay-old-cid setup-timeout read-no-data"
 # shellcheck disable=SC2206 # a word list
 SCENARIOS=(${XRDMA_BAD_SCENARIOS:-$BT_DEFAULT})
 
@@ -552,6 +555,41 @@ sc_read_from_read() {
 	bt_connect_live || return 1
 	bt_read_once
 	bt_refused read-from-read read
+}
+
+# read-no-data (lifecycle review N6): with read_pool=16384, the first MiB,
+# a marked pattern, is read at queue depth 1 on one CPU, 4 KiB at a time,
+# so every tag's pool slot has held some of it; then the third MiB, which
+# the target answers with success and no data.  The reader must get none
+# of the pattern another read left in the slot.
+sc_read_no_data() {
+	local param=/sys/module/nvme_xrdma/parameters/read_pool old rc=0 n
+	old=$(<"$param")
+	echo 16384 >"$param" || return 1
+	bt_connect_live
+	rc=$?
+	echo "$old" >"$param"
+	((rc == 0)) || return 1
+	yes xrdma-n6-pattern | head -c 1M >"$TEST_TMP/n6.pattern"
+	dd if="$TEST_TMP/n6.pattern" of="$BT_DEV" bs=1M count=1 \
+		oflag=direct 2>&1 | tail -n 1
+	taskset -c 0 dd if="$BT_DEV" of="$TEST_TMP/n6.first" bs=4k \
+		count=256 iflag=direct 2>&1 | tail -n 1
+	cmp "$TEST_TMP/n6.pattern" "$TEST_TMP/n6.first" || {
+		echo "the pattern did not read back"
+		return 1
+	}
+	echo "reads through the pool: $(bt_stat pool)"
+	(($(bt_stat pool) >= 256)) || return 1
+	taskset -c 0 dd if="$BT_DEV" of="$TEST_TMP/n6.third" bs=4k \
+		skip=512 count=256 iflag=direct 2>&1 | tail -n 1
+	grep -q "read-no-data: answering" "$BT_LOG" || {
+		echo "the target never answered without data"
+		return 1
+	}
+	n=$(grep -c xrdma-n6-pattern "$TEST_TMP/n6.third")
+	echo "lines of the pattern in the third MiB: $n"
+	((n == 0))
 }
 
 # a Write of 128 KiB: no in-capsule data, the target reads it through the

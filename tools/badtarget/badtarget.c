@@ -49,6 +49,7 @@ const char *const scenario_names[S_NR] = {
 	[S_READ_FROM_READ] = "read-from-read",
 	[S_WRITE_TO_WRITE] = "write-to-write",
 	[S_TIMEOUT_STORM] = "timeout-storm",
+	[S_READ_NO_DATA] = "read-no-data",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -81,6 +82,7 @@ static const char *const scenario_help[S_NR] = {
 		"                  then answer it",
 	[S_WRITE_TO_WRITE] = "RDMA WRITE into the first Write's buffer through its own connection, then serve it",
 	[S_TIMEOUT_STORM] = "never answer a Read of the second MiB on the first association that gets one",
+	[S_READ_NO_DATA] = "answer every Read of the third MiB with success, writing no data",
 };
 
 

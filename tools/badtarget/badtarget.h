@@ -42,6 +42,7 @@
 /* replay-old-cid holds the first Read of this LBA (4 KiB block 12345) */
 #define HOLD_LBA	98760
 #define STORM_LBA	2048	/* timeout-storm: the second MiB */
+#define NODATA_LBA	4096	/* read-no-data: the third MiB */
 /*
  * cross-queue-write and read-from-read touch the buffer of the first Read
  * of this LBA (4 KiB block 100, the test's own Read once the controller
@@ -114,7 +115,7 @@ enum scenario {
 	S_SMALL_CRQSIZE, S_REJ_GARBAGE, S_EST_DREQ, S_SILENT, S_MQES_SHRINK,
 	S_MORE_QUEUES, S_AEN_STORM, S_DREQ_MID_IO, S_HUGE_IOCCSZ, S_IDLE_DREQ,
 	S_CROSS_QUEUE_WRITE, S_REPLAY_OLD_CID, S_SETUP_TIMEOUT, S_READ_FROM_READ,
-	S_WRITE_TO_WRITE, S_TIMEOUT_STORM, S_NR
+	S_WRITE_TO_WRITE, S_TIMEOUT_STORM, S_READ_NO_DATA, S_NR
 };
 
 void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

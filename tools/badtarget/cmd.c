@@ -312,6 +312,24 @@ static bool timeout_storm(struct queue *q, int i, uint64_t slba)
 }
 
 /*
+ * read-no-data: a Read of the third MiB gets a success response and no
+ * data at all, so the host's buffer keeps whatever it held: a host that
+ * reads through buffers it reuses must not hand their old contents to the
+ * reader (lifecycle review N6).  True if slot @i was answered.
+ */
+static bool read_no_data(struct queue *q, int i, uint64_t slba)
+{
+	if (scenario != S_READ_NO_DATA || q->cmds[i].sqe[0] != OP_READ ||
+	    slba < NODATA_LBA || slba >= NODATA_LBA + STORM_LBA)
+		return false;
+	if (!misbehaved)
+		logmsg("scenario read-no-data: answering Reads of the third MiB without their data");
+	misbehaved = true;
+	complete(q, i, SC_SUCCESS, 0, NULL, 0, 0);
+	return true;
+}
+
+/*
  * replay-old-cid: the fabrics Connect of I/O queue @q of a later
  * association is being answered.  The held command's tag is idle (the
  * controller cannot be live before this queue is): send the old command
@@ -546,7 +564,7 @@ static void nvm_cmd(struct queue *q, int i, bool data_ready)
 		return;
 	}
 	if (replay_old_cid(q, i, slba) || setup_timeout(q, i, slba) ||
-	    timeout_storm(q, i, slba))
+	    timeout_storm(q, i, slba) || read_no_data(q, i, slba))
 		return;
 	if (!data_ready && dreq_mid_io(q, i, op == OP_WRITE))
 		return;

@@ -13,6 +13,13 @@
  * and a slot reaches them only through the copy made when the response
  * for that very command arrives: a write into a slot before or after that
  * changes no memory of the host's but the slot.  The price is the copy.
+ *
+ * What a reader may get: what the target wrote for its command, or zeros.
+ * The pages are zeroed when allocated, and a slot's span is cleared when
+ * its read ends, however it ends, so a target that answers success
+ * without writing (or writing less) cannot hand the reader what an
+ * earlier read left there (lifecycle review N6).  The CPU writes the
+ * slots too, so they are mapped bidirectional.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -60,7 +67,7 @@ static void xrdma_pool_put_pages(struct xrdma_queue *queue, u32 n)
 
 	for (i = 0; i < n; i++) {
 		ib_dma_unmap_page(ibdev, queue->pool[i].dma, PAGE_SIZE,
-				  DMA_FROM_DEVICE);
+				  DMA_BIDIRECTIONAL);
 		__free_page(queue->pool[i].page);
 	}
 	kvfree(queue->pool);
@@ -114,13 +121,13 @@ void xrdma_pool_alloc(struct xrdma_queue *queue)
 	if (!queue->pool)
 		goto out;
 	for (i = 0; i < npages; i++) {
-		struct page *page = alloc_page(GFP_KERNEL);
+		struct page *page = alloc_page(GFP_KERNEL | __GFP_ZERO);
 		u64 dma;
 
 		if (!page)
 			goto out_put_pages;
 		dma = ib_dma_map_page(ibdev, page, 0, PAGE_SIZE,
-				      DMA_FROM_DEVICE);
+				      DMA_BIDIRECTIONAL);
 		if (ib_dma_mapping_error(ibdev, dma)) {
 			__free_page(page);
 			goto out_put_pages;
@@ -210,6 +217,13 @@ void xrdma_pool_map(struct xrdma_queue *queue, struct xrdma_request *req,
 	req->kind = XRDMA_DATA_POOL;
 }
 
+/* The first page of @rq's slot. */
+static struct xrdma_pool_page *xrdma_pool_slot(struct xrdma_queue *queue,
+					       struct request *rq)
+{
+	return &queue->pool[rq->tag * (queue->pool_slot >> PAGE_SHIFT)];
+}
+
 /**
  * xrdma_pool_copy() - copy a read's data from its slot to its pages
  * @queue: the queue
@@ -217,8 +231,7 @@ void xrdma_pool_map(struct xrdma_queue *queue, struct xrdma_request *req,
  */
 void xrdma_pool_copy(struct xrdma_queue *queue, struct request *rq)
 {
-	struct xrdma_pool_page *pp =
-		&queue->pool[rq->tag * (queue->pool_slot >> PAGE_SHIFT)];
+	struct xrdma_pool_page *pp = xrdma_pool_slot(queue, rq);
 	struct ib_device *ibdev = queue->dev->ibdev;
 	u32 left = blk_rq_payload_bytes(rq);
 	struct req_iterator iter;
@@ -235,18 +248,44 @@ void xrdma_pool_copy(struct xrdma_queue *queue, struct request *rq)
 			void *dst;
 
 			ib_dma_sync_single_for_cpu(ibdev, pp->dma + in_page,
-						   n, DMA_FROM_DEVICE);
+						   n, DMA_BIDIRECTIONAL);
 			dst = bvec_kmap_local(&bv);
 			memcpy(dst + done, page_address(pp->page) + in_page,
 			       n);
 			kunmap_local(dst);
 			ib_dma_sync_single_for_device(ibdev, pp->dma + in_page,
-						      n, DMA_FROM_DEVICE);
+						      n, DMA_BIDIRECTIONAL);
 			done += n;
 			left -= n;
 			off += n;
 			if (!(off & ~PAGE_MASK))
 				pp++;
 		}
+	}
+}
+
+/**
+ * xrdma_pool_clear() - zero the span of a slot a read used
+ * @queue: the queue
+ * @rq: a request read through the pool, ending (its data copied or not)
+ *
+ * The target can no longer write there for this command: it answered, or
+ * the queue was stopped and its QP flushed.
+ */
+void xrdma_pool_clear(struct xrdma_queue *queue, struct request *rq)
+{
+	struct xrdma_pool_page *pp = xrdma_pool_slot(queue, rq);
+	struct ib_device *ibdev = queue->dev->ibdev;
+	u32 left = blk_rq_payload_bytes(rq);
+
+	for (; left; pp++) {
+		u32 n = min_t(u32, left, PAGE_SIZE);
+
+		ib_dma_sync_single_for_cpu(ibdev, pp->dma, n,
+					   DMA_BIDIRECTIONAL);
+		memset(page_address(pp->page), 0, n);
+		ib_dma_sync_single_for_device(ibdev, pp->dma, n,
+					      DMA_BIDIRECTIONAL);
+		left -= n;
 	}
 }

@@ -47,6 +47,10 @@ static void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq)
 {
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
 
+	if (req->kind == XRDMA_DATA_POOL) {
+		xrdma_pool_clear(queue, rq);
+		req->kind = XRDMA_DATA_NONE;
+	}
 	xrdma_frwr_put(queue, req);
 	if (req->nents) {
 		ib_dma_unmap_sg(queue->dev->ibdev, req->sgt.sgl, req->sgt.nents,

@@ -499,6 +499,7 @@ int xrdma_pool_register(struct xrdma_queue *queue);
 void xrdma_pool_map(struct xrdma_queue *queue, struct xrdma_request *req,
 		    struct request *rq);
 void xrdma_pool_copy(struct xrdma_queue *queue, struct request *rq);
+void xrdma_pool_clear(struct xrdma_queue *queue, struct request *rq);
 
 /*
  * Can @rq read through @queue's pool?  Inline: without a pool, the data
