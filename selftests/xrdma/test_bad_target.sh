@@ -88,6 +88,9 @@
 #   read-no-data    Reads of the third MiB answered with success and no
 #                   data, the read pool on: the reader gets none of what
 #                   earlier reads left in the pool (lifecycle review N6)
+#   slow-write      a Write answered 2 s late, the controller deleted
+#                   meanwhile: a slow target is not a dead one, the Write
+#                   succeeds and the target gets its shutdown (review N7)
 #
 # After each scenario: the bad controller is deleted, the target exits 0
 # on SIGTERM, and the kernel log of the scenario has no WARN/BUG/oops.
@@ -118,7 +121,7 @@ BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	inv-wrong-rkey inv-no-mr small-crqsize rej-garbage est-dreq silent
 	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz
 	idle-dreq cross-queue-write read-from-read write-to-write
-	timeout-storm replay-old-cid setup-timeout read-no-data"
+	timeout-storm replay-old-cid setup-timeout read-no-data slow-write"
 # shellcheck disable=SC2206 # a word list
 SCENARIOS=(${XRDMA_BAD_SCENARIOS:-$BT_DEFAULT})
 
@@ -590,6 +593,38 @@ sc_read_no_data() {
 	n=$(grep -c xrdma-n6-pattern "$TEST_TMP/n6.third")
 	echo "lines of the pattern in the third MiB: $n"
 	((n == 0))
+}
+
+# slow-write (lifecycle review N7): one direct Write, which the target
+# answers 2 s late, and the controller deleted while it waits: the
+# deletion must keep it (it succeeds) and shut the controller down.
+sc_slow_write() {
+	local dd_pid rc=0
+	bt_connect_live || return 1
+	dd if=/dev/urandom of="$BT_DEV" bs=64k count=1 seek=64 oflag=direct \
+		>"$TEST_TMP/slow.dd" 2>&1 &
+	dd_pid=$!
+	wait_for 10 grep -q "slow-write: holding" "$BT_LOG" || {
+		echo "the target held no Write"
+		rc=1
+	}
+	nvme_disconnect "$BT_CTRL" 30 || rc=1
+	BT_CTRL=
+	wait "$dd_pid" || {
+		echo "the held Write failed:"
+		rc=1
+	}
+	sed 's/^/  /' "$TEST_TMP/slow.dd"
+	grep -q "answering the held Write" "$BT_LOG" || {
+		echo "the target did not get to answer the held Write"
+		rc=1
+	}
+	grep -q "shutdown (CC.SHN)" "$BT_LOG" || {
+		echo "the target got no shutdown"
+		rc=1
+	}
+	! bt_logged "commands outstanding|I/O error" || rc=1
+	return "$rc"
 }
 
 # a Write of 128 KiB: no in-capsule data, the target reads it through the

@@ -50,6 +50,7 @@ const char *const scenario_names[S_NR] = {
 	[S_WRITE_TO_WRITE] = "write-to-write",
 	[S_TIMEOUT_STORM] = "timeout-storm",
 	[S_READ_NO_DATA] = "read-no-data",
+	[S_SLOW_WRITE] = "slow-write",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -83,6 +84,7 @@ static const char *const scenario_help[S_NR] = {
 	[S_WRITE_TO_WRITE] = "RDMA WRITE into the first Write's buffer through its own connection, then serve it",
 	[S_TIMEOUT_STORM] = "never answer a Read of the second MiB on the first association that gets one",
 	[S_READ_NO_DATA] = "answer every Read of the third MiB with success, writing no data",
+	[S_SLOW_WRITE] = "answer the first Write 2 s late, every other command at once",
 };
 
 
@@ -530,7 +532,7 @@ int main(int argc, char **argv)
 			{ .fd = comp_ch ? comp_ch->fd : -1, .events = POLLIN },
 		};
 
-		if (poll(pfd, 2, 200) < 0) {
+		if (poll(pfd, 2, 50) < 0) {
 			if (errno == EINTR)
 				continue;
 			perror("badtarget: poll");
@@ -540,6 +542,7 @@ int main(int argc, char **argv)
 			cm_event();
 		if (pfd[1].revents & POLLIN)
 			cq_event();
+		slow_write_due();
 	}
 
 	logmsg("stopping (%d associations)", associations);

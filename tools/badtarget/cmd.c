@@ -182,8 +182,10 @@ static void prop_set(struct queue *q, int i, struct ctrl *ct)
 		ct->csts |= 1;		/* RDY follows EN */
 	else
 		ct->csts &= ~1u;
-	if (val & (3 << 14))
+	if (val & (3 << 14)) {
 		ct->csts = (ct->csts & ~0xcu) | 0x8;	/* shutdown complete */
+		logmsg("controller %u: shutdown (CC.SHN)", ct->cntlid);
+	}
 	else
 		ct->csts &= ~0xcu;
 	dbg("CC %#x -> CSTS %#x", ct->cc, ct->csts);
@@ -327,6 +329,53 @@ static bool read_no_data(struct queue *q, int i, uint64_t slba)
 	misbehaved = true;
 	complete(q, i, SC_SUCCESS, 0, NULL, 0, 0);
 	return true;
+}
+
+/*
+ * slow-write: the first Write whose data arrived is answered SLOW_WRITE_MS
+ * late (slow_write_due(), from the event loop), every other command at
+ * once: a live target that is slow with one command, which a deletion
+ * must not take for a dead one (lifecycle review N7).
+ */
+static struct queue *slow_q;
+static int slow_i;
+static struct timespec slow_due;
+
+static bool slow_write(struct queue *q, int i)
+{
+	if (scenario != S_SLOW_WRITE || misbehaved)
+		return false;
+	misbehaved = true;
+	slow_q = q;
+	slow_i = i;
+	clock_gettime(CLOCK_MONOTONIC, &slow_due);
+	slow_due.tv_sec += SLOW_WRITE_MS / 1000;
+	logmsg("scenario slow-write: holding Write command id %#x on queue %u for %d ms",
+	       get16(q->cmds[i].sqe + 2), q->qid, SLOW_WRITE_MS);
+	return true;
+}
+
+void slow_write_due(void)
+{
+	struct timespec now;
+
+	if (!slow_q)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec < slow_due.tv_sec ||
+	    (now.tv_sec == slow_due.tv_sec && now.tv_nsec < slow_due.tv_nsec))
+		return;
+	logmsg("scenario slow-write: answering the held Write");
+	complete(slow_q, slow_i, SC_SUCCESS, 0, NULL, 0, 0);
+	slow_q = NULL;
+}
+
+void slow_write_forget(struct queue *q)
+{
+	if (slow_q != q)
+		return;
+	logmsg("scenario slow-write: the held Write's queue went first");
+	slow_q = NULL;
 }
 
 /*
@@ -575,7 +624,7 @@ static void nvm_cmd(struct queue *q, int i, bool data_ready)
 		complete(q, i, SC_SUCCESS, 0, p, ram_mr->lkey, bytes);
 	else if (!data_ready)
 		read_data(q, i, p, ram_mr->lkey);
-	else
+	else if (!slow_write(q, i))
 		complete(q, i, SC_SUCCESS, 0, NULL, 0, 0);
 }
 

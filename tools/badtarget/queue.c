@@ -53,6 +53,7 @@ void queue_free(struct queue *q)
 	struct queue **pp;
 	struct ctrl *c = ctrl_of(q);
 
+	slow_write_forget(q);
 	if (c && c->admin == q) {
 		c->admin = NULL;
 		c->naers = 0;

@@ -147,7 +147,7 @@ static bool xrdma_target_known_silent(struct xrdma_ctrl *ctrl)
 	unsigned long sent = at - msecs_to_jiffies(XRDMA_SHUTDOWN_MS);
 
 	if (!at || time_after(jiffies, at + msecs_to_jiffies(XRDMA_SILENT_MS)) ||
-	    time_after(READ_ONCE(ctrl->admin_rx_at), sent))
+	    time_after(READ_ONCE(ctrl->queues[0].rx_at), sent))
 		return false;
 	dev_info(ctrl->ctrl.device,
 		 "deleting without a shutdown: the target did not answer another controller's shutdown %u ms ago, nor this controller since\n",

@@ -271,8 +271,7 @@ void xrdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (IS_ERR(req))
 		return;
 
-	if (!queue->qid)
-		WRITE_ONCE(queue->ctrl->admin_rx_at, jiffies);
+	WRITE_ONCE(queue->rx_at, jiffies);
 	ib_dma_sync_single_for_device(ibdev, dma, sizeof(*cqe),
 				      DMA_FROM_DEVICE);
 	if (unlikely(xrdma_queue_post_recv(queue, slot))) {

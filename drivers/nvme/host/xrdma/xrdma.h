@@ -34,6 +34,7 @@
 #define XRDMA_PORT_WAIT_MS	10000	/* teardown held for a down port */
 #define XRDMA_SHUTDOWN_MS	1000	/* a delete's shutdown, at most */
 #define XRDMA_DELETE_GRACE_MS	1000	/* a delete waits for commands */
+#define XRDMA_PROBE_MS		250	/* ... and then for a Keep Alive */
 #define XRDMA_SILENT_MS		30000	/* an unanswered shutdown counts */
 #define XRDMA_DOWN_WAIT_MS	5000	/* going down: deletions waited for */
 #define XRDMA_DRAIN_MS		5000	/* bounded QP drain */
@@ -135,6 +136,8 @@ enum xrdma_queue_flags {
  * @cq_ctx: where @cq's completions are handled: IB_POLL_DIRECT on a poll
  *	queue, reaped by blk-mq ->poll; else see cq_workqueue
  * @poll_lock: held by whoever reaps or frees an IB_POLL_DIRECT @cq
+ * @rx_at: jiffies of the last response accepted on this queue, for a
+ *	deletion that must tell a silent target from a slow one (delete.c)
  * @tags: the tags responses are matched to, set once the queue may send
  *	commands (xrdma_queue_start()), NULL before and once stopped
  * @cqes: response ring
@@ -191,6 +194,7 @@ struct xrdma_queue {
 	struct ib_cq		*cq ____cacheline_aligned_in_smp;
 	enum ib_poll_context	cq_ctx;
 	spinlock_t		poll_lock;	/* see kernel-doc */
+	unsigned long		rx_at;
 	struct blk_mq_tags	*tags;
 	struct nvme_completion	*cqes;
 	u64			cqes_dma;
@@ -320,7 +324,8 @@ union xrdma_sockaddr {
  *	(xrdma_abort_work()): the attempt fails with -ECONNRESET
  * @down_delete: 1 while the system going down waits for this
  *	controller's deletion (xrdma_ctrls_going_down())
- * @admin_rx_at: jiffies of the last response on the admin queue
+ * @probe_at: jiffies at which a deletion sent a Keep Alive to learn
+ *	whether the target still answers, 0 if none is out (delete.c)
  * @silent_at: jiffies at which another controller's shutdown to the same
  *	target address went unanswered, 0 if none did
  * @counters: lifetime event counters (sysfs)
@@ -348,7 +353,7 @@ struct xrdma_ctrl {
 	bool			setup_timed_out;
 	bool			setup_aborted;
 	atomic_t		down_delete;
-	unsigned long		admin_rx_at;
+	unsigned long		probe_at;
 	unsigned long		silent_at;
 	struct xrdma_ctrl_counters counters;
 	struct dentry		*debugfs;
