@@ -14,7 +14,11 @@
 #   controller whose queues are gone;
 # - N3: a controller deleted while a port-up event is taking its waiting
 #   reconnect off the timer to run it now: no reconnect may run once the
-#   deletion began, nor outlive the controller.
+#   deletion began, nor outlive the controller;
+# - N5: a connection of a setup lost (tools/badtarget idle-dreq) before
+#   the I/O queues' fabrics Connects, held back meanwhile: the abort stops
+#   every queue first, and a stopped queue must not publish its tags
+#   (xrdma_queue_free() warns if a queue is freed with them published).
 # Each subtest checks the kernel log for what the window must show, so a
 # subtest that did not reach its window fails instead of passing.
 #
@@ -36,10 +40,13 @@ readonly PORT_B=14
 readonly NETDEV_C=xrdma-rig5
 readonly RXE_C=rxe5
 readonly DELAY=/sys/kernel/debug/nvme-xrdma/delay
-readonly RACES=${XRDMA_RACES:-n1,n2,n3}
+readonly RACES=${XRDMA_RACES:-n1,n2,n3,n5}
+readonly BT_PORT=4425
+readonly BT_NQN=nqn.2026-11.io.xrdma:races
 CTRL=
 PATH_B=0
 BG_PID=
+BT_PID=
 
 delay_set() {
 	echo "$2" >"$DELAY/$1"
@@ -47,7 +54,8 @@ delay_set() {
 
 cleanup() {
 	local p
-	for p in io_setup queues_free port_up; do
+	[[ -n $BT_PID ]] && kill -KILL "$BT_PID" 2>/dev/null
+	for p in io_setup queues_free port_up io_start; do
 		[[ -w $DELAY/$p ]] && echo 0 >"$DELAY/$p"
 	done
 	[[ -n $BG_PID ]] && wait "$BG_PID"
@@ -58,8 +66,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-TEST_CMDS="ip rdma"
-test_begin 6
+TEST_CMDS="ip rdma $BADTARGET"
+test_begin 7
 
 # race NAME: whether XRDMA_RACES asks for it; a subtest it leaves out skips.
 race() {
@@ -213,6 +221,42 @@ t_n3() {
 	return "$rc"
 }
 
+# N5: a new controller to badtarget idle-dreq: I/O queue 1 is disconnected
+# while queue 2 connects; the fabrics Connects wait at io_start meanwhile,
+# so the abort has stopped every queue before the first Connect.
+t_n5() {
+	local log=$TEST_TMP/bt.n5.log rc=0
+	race n5 || return
+	race_mark n5
+	"$BADTARGET" --port "$BT_PORT" --nqn "$BT_NQN" --scenario idle-dreq \
+		>"$log" 2>&1 &
+	BT_PID=$!
+	badtarget_listening "$log" || return 1
+	delay_set io_start $((1500 * SCALE)) || return 1
+	if NVME_TRSVCID=$BT_PORT nvme_connect "$TR" "$RIG_IP4" "$BT_NQN"; then
+		echo "the connect succeeded: idle-dreq did not disconnect"
+		rc=1
+	fi
+	delay_set io_start 0
+	kill -TERM "$BT_PID"
+	wait "$BT_PID"
+	BT_PID=
+	sed 's/^/  /' "$log"
+	logged "delay point io_start" || {
+		echo "the setup never reached the io_start delay point"
+		rc=1
+	}
+	logged "connection failed while connecting" || {
+		echo "no abort: the window was not reached"
+		rc=1
+	}
+	if logged "WARNING|BUG"; then
+		since_race | grep -E -A3 "WARNING|BUG" | sed 's/^/  /'
+		rc=1
+	fi
+	return "$rc"
+}
+
 t_leak() {
 	if ((PATH_B)); then
 		rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B" || return 1
@@ -225,6 +269,7 @@ ktap_run "module loaded, path B added" t_path_b
 ktap_run "N1: a creation failing with its port down, its parked CM id released later" t_n1
 ktap_run "N2: an RDMA device removed while a controller is freed" t_n2
 ktap_run "N3: a controller deleted while a port-up event queues its reconnect" t_n3
+ktap_run "N5: a queue stopped before its fabrics Connect publishes no tags" t_n5
 ktap_run "RDMA resources and module refs back to baseline" t_leak
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
 ktap_finished

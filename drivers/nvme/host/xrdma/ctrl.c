@@ -384,6 +384,7 @@ static int xrdma_configure_io_queues(struct xrdma_ctrl *ctrl, bool new)
 	started = nctrl->queue_count - 1;
 	if (!new)
 		started = min_t(int, started, ctrl->tag_set.nr_hw_queues);
+	xrdma_delay(XRDMA_DELAY_IO_START);
 	ret = xrdma_start_io_queues(ctrl, 1, started + 1);
 	if (ret || new)
 		return ret;

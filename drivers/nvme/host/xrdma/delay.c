@@ -12,6 +12,8 @@
  * queues_free    the free of a controller, once its queue array is gone
  * port_up        a port-up event, between taking a waiting reconnect off
  *                its timer and queueing it to run now
+ * io_start       a setup whose I/O queues are connected, before their
+ *                fabrics Connects
  *
  * Each point sleeps for its value every time it is passed, and logs it.
  * The values are module-wide, not per controller.  Cost when off: one
@@ -34,6 +36,7 @@ static const char * const xrdma_delay_names[XRDMA_DELAY_NR] = {
 	[XRDMA_DELAY_IO_SETUP]		= "io_setup",
 	[XRDMA_DELAY_QUEUES_FREE]	= "queues_free",
 	[XRDMA_DELAY_PORT_UP]		= "port_up",
+	[XRDMA_DELAY_IO_START]		= "io_start",
 };
 
 static atomic_t xrdma_delay_ms[XRDMA_DELAY_NR];

@@ -623,10 +623,24 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 	bool stopped;
 	int ret;
 
-	/* responses are matched to this queue's tags from now on */
 	if (WARN_ON_ONCE(hctx >= set->nr_hw_queues))
 		return -EINVAL;
-	WRITE_ONCE(queue->tags, set->tags[hctx]);
+	/*
+	 * Responses are matched to this queue's tags from now on, unless a
+	 * lost connection stopped the queue first (xrdma_abort_work() stops
+	 * from the last queue down, the setup starts from the first up): the
+	 * tags are published and withdrawn under stop_lock, with the state
+	 * (review N5).
+	 */
+	mutex_lock(&queue->stop_lock);
+	stopped = test_bit(XRDMA_Q_STOPPED, &queue->flags);
+	if (!stopped)
+		WRITE_ONCE(queue->tags, set->tags[hctx]);
+	mutex_unlock(&queue->stop_lock);
+	if (stopped) {
+		xrdma_qinfo(queue, "stopped before its fabrics Connect: not starting\n");
+		return -ECONNRESET;
+	}
 
 	ret = xrdma_pool_register(queue);
 	if (ret) {
@@ -680,7 +694,6 @@ void xrdma_queue_stop(struct xrdma_queue *queue)
 	if (test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
 	    !test_and_set_bit(XRDMA_Q_STOPPED, &queue->flags)) {
 		clear_bit(XRDMA_Q_LIVE, &queue->flags);
-		WRITE_ONCE(queue->tags, NULL);
 		spin_lock(&queue->sq_lock);
 		xrdma_queue_pend_reset(queue);
 		spin_unlock(&queue->sq_lock);
@@ -689,6 +702,11 @@ void xrdma_queue_stop(struct xrdma_queue *queue)
 		/* wait out a poller that got in before STOPPED was set */
 		spin_lock(&queue->poll_lock);
 		spin_unlock(&queue->poll_lock);
+		/*
+		 * Withdrawn once no completion handler runs: a response that
+		 * came in before the flush still finds its command (m-c).
+		 */
+		WRITE_ONCE(queue->tags, NULL);
 	}
 	mutex_unlock(&queue->stop_lock);
 }
@@ -700,6 +718,9 @@ void xrdma_queue_stop(struct xrdma_queue *queue)
 void xrdma_queue_free(struct xrdma_queue *queue)
 {
 	mutex_lock(&queue->stop_lock);
+	/* a stopped queue matches no response (review N5) */
+	if (WARN_ON_ONCE(READ_ONCE(queue->tags)))
+		WRITE_ONCE(queue->tags, NULL);
 	if (test_and_clear_bit(XRDMA_Q_ALLOCATED, &queue->flags)) {
 		xrdma_debugfs_queue_del(queue);
 		xrdma_queue_destroy_ib(queue);
