@@ -106,7 +106,7 @@ static void xrdma_teardown_io_queues(struct xrdma_ctrl *ctrl, bool remove)
 	for (qid = nctrl->queue_count - 1; qid > 0; qid--)
 		xrdma_queue_stop(&ctrl->queues[qid]);
 	if (nctrl->tagset)
-		nvme_cancel_tagset(nctrl);
+		xrdma_cancel_tagset(nctrl->tagset);
 	/* core may now retry or fail over what was cancelled */
 	xrdma_unquiesce_io_queues(nctrl);
 	if (remove && nctrl->tagset) {
@@ -127,7 +127,7 @@ static void xrdma_teardown_admin_queue(struct xrdma_ctrl *ctrl, bool remove)
 	xrdma_queue_stop(&ctrl->queues[0]);
 	if (!nctrl->admin_tagset)
 		return;
-	nvme_cancel_admin_tagset(nctrl);
+	xrdma_cancel_tagset(nctrl->admin_tagset);
 	nvme_unquiesce_admin_queue(nctrl);
 	if (remove) {
 		nvme_remove_admin_tag_set(nctrl);

@@ -168,5 +168,5 @@ void xrdma_shutdown_work(struct work_struct *work)
 		 XRDMA_SHUTDOWN_MS);
 	xrdma_ctrls_note_silent(ctrl);
 	xrdma_queue_stop(&ctrl->queues[0]);
-	nvme_cancel_admin_tagset(&ctrl->ctrl);
+	xrdma_cancel_tagset(ctrl->ctrl.admin_tagset);
 }

@@ -831,7 +831,7 @@ void xrdma_queues_end_all(struct xrdma_ctrl *ctrl)
 	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
 		xrdma_queue_stop(&ctrl->queues[qid]);
 	if (nctrl->tagset)
-		nvme_cancel_tagset(nctrl);
+		xrdma_cancel_tagset(nctrl->tagset);
 	if (nctrl->admin_tagset)
-		nvme_cancel_admin_tagset(nctrl);
+		xrdma_cancel_tagset(nctrl->admin_tagset);
 }

@@ -63,25 +63,67 @@ static void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq)
 	}
 }
 
+/*
+ * Take @rq from the wire, to end it without its response: true for the
+ * one caller that moved its waiting bits to 0, and only that one may end
+ * it (the last arrival in xrdma_req_arrived() is the other way to win).
+ * A cancel, the timeout handler and a submitter that finds its queue
+ * stopped may meet on one request; each claims before it completes, so
+ * none completes it twice (review N4).  The command id's generation
+ * moves on: a late response for it must not match the next command on
+ * the tag (review M2).
+ */
+static bool xrdma_req_claim(struct request *rq)
+{
+	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
+
+	if (!atomic_xchg(&req->waiting, 0))
+		return false;
+	if (!(req->queue->ctrl->ctrl.quirks & NVME_QUIRK_SKIP_CID_GEN))
+		nvme_req(rq)->genctr++;
+	return true;
+}
+
 static void xrdma_complete_rq(struct request *rq)
 {
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
 	struct xrdma_queue *queue = req->queue;
 
 	/*
-	 * Cancelled or timed out, a request may still have been waiting: a
-	 * replayed response for its command id must find it done.  Core
-	 * advances the command id's generation only for a completion from
-	 * the wire; advance it here for these, or the next command on this
-	 * tag (a retry of this one, or another) has the old id again and a
-	 * late response to the old command completes it (review M2).
+	 * Whatever ends a request still waiting claims it first; should
+	 * nvme-core end one by a way of its own, its command id still moves
+	 * on.  Core advances the generation only for a completion from the
+	 * wire.
 	 */
-	if (atomic_xchg(&req->waiting, 0) &&
-	    !(queue->ctrl->ctrl.quirks & NVME_QUIRK_SKIP_CID_GEN))
-		nvme_req(rq)->genctr++;
+	if (atomic_read(&req->waiting))
+		xrdma_req_claim(rq);
 	xrdma_unmap_data(queue, rq);
 	xrdma_stat_inc(queue, completed);
 	nvme_complete_rq(rq);
+}
+
+static bool xrdma_cancel_rq(struct request *rq, void *data)
+{
+	if (!xrdma_req_claim(rq))
+		return true;
+	nvme_req(rq)->status = NVME_SC_HOST_ABORTED_CMD;
+	nvme_req(rq)->flags |= NVME_REQ_CANCELLED;
+	blk_mq_complete_request(rq);
+	return true;
+}
+
+/**
+ * xrdma_cancel_tagset() - end every command of a tag set still on the wire
+ * @set: the I/O or admin tag set, its queues stopped
+ *
+ * Each command is ended once, whoever else tries (xrdma_req_claim()), as
+ * "aborted by host", which nvme-core retries or fails over; returns once
+ * the completions it started are done.
+ */
+void xrdma_cancel_tagset(struct blk_mq_tag_set *set)
+{
+	blk_mq_tagset_busy_iter(set, xrdma_cancel_rq, NULL);
+	blk_mq_tagset_wait_completed_request(set);
 }
 
 /* Drop what arrived; the last one to arrive ends the request. */
@@ -791,7 +833,9 @@ static enum blk_eh_timer_return xrdma_timeout(struct request *rq)
 		 */
 		WRITE_ONCE(ctrl->setup_timed_out, true);
 		xrdma_queue_stop(queue);
-		nvmf_complete_timed_out_request(rq);
+		/* its response or a cancel may have ended it meanwhile */
+		if (xrdma_req_claim(rq))
+			nvmf_complete_timed_out_request(rq);
 		return BLK_EH_DONE;
 	}
 	/* recovery cancels every request once the queues are drained */
