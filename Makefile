@@ -46,7 +46,7 @@ XMACRO_IGNORE  = COMPLEX_MACRO,MACRO_ARG_REUSE,MACRO_ARG_PRECEDENCE,TRAILING_SEM
 KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
-	bench soak faults lint install uninstall headers check-debug \
+	bench soak stress faults lint install uninstall headers check-debug \
 	check-twoguest dkms \
 	debug-kernel debug-modules tools deb
 
@@ -200,7 +200,7 @@ debug-modules: debug-kernel
 # took 60 min on one slow machine and had done 24 of its 29 subtests
 # after 90 min on another.
 check-debug: debug-modules tools
-	XRDMA_TIMEOUT_SCALE=8 tools/vm/selftests --each \
+	XRDMA_TIMEOUT_SCALE=8 XRDMA_STRESS_SECS=1800 tools/vm/selftests --each \
 		--kernel-dir $(DEBUG_DIR) --ko $(DEBUG_KO) --timeout 10800 \
 		--append no5lvl -- $(DEBUG_TESTS)
 
@@ -213,6 +213,13 @@ soak: modules
 	XRDMA_SOAK_CYCLES=200 XRDMA_SOAK_RESETS=50 XRDMA_TIMEOUT=3600 \
 		tools/vm/run --timeout 5400 \
 		-- selftests/run_selftests.sh xrdma/test_soak.sh
+
+# the actors of the controller life cycle at once for 30 min (make check
+# runs 2 min of it, make check-debug 30): see selftests/xrdma/test_stress.sh
+stress: modules tools
+	XRDMA_STRESS_SECS=$${XRDMA_STRESS_SECS:-1800} XRDMA_TIMEOUT=3600 \
+		tools/vm/run --timeout 5400 \
+		-- selftests/run_selftests.sh xrdma/test_stress.sh
 
 # only the link flap test (make check runs it too)
 faults: modules
