@@ -91,6 +91,9 @@
 #   slow-write      a Write answered 2 s late, the controller deleted
 #                   meanwhile: a slow target is not a dead one, the Write
 #                   succeeds and the target gets its shutdown (review N7)
+#   drop-setups     a Read answered by a disconnect, then six setups that
+#                   let it through and fail: it is taken back without
+#                   spending a retry each time, and succeeds (issue 28 §2)
 #
 # After each scenario: the bad controller is deleted, the target exits 0
 # on SIGTERM, and the kernel log of the scenario has no WARN/BUG/oops.
@@ -121,7 +124,8 @@ BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	inv-wrong-rkey inv-no-mr small-crqsize rej-garbage est-dreq silent
 	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz
 	idle-dreq cross-queue-write read-from-read write-to-write
-	timeout-storm replay-old-cid setup-timeout read-no-data slow-write"
+	timeout-storm replay-old-cid setup-timeout read-no-data slow-write
+	drop-setups"
 # shellcheck disable=SC2206 # a word list
 SCENARIOS=(${XRDMA_BAD_SCENARIOS:-$BT_DEFAULT})
 
@@ -593,6 +597,31 @@ sc_read_no_data() {
 	n=$(grep -c xrdma-n6-pattern "$TEST_TMP/n6.third")
 	echo "lines of the pattern in the third MiB: $n"
 	((n == 0))
+}
+
+# drop-setups (issue 28 §2): one Read of LBA 98760 from CPU 0 (I/O queue
+# 1), on this namespace without multipath.  The target disconnects at it,
+# then holds I/O queue 2's Connect on each of six setups and disconnects
+# when the Read comes through queue 1.  With nvme-core's 5 retries, one
+# spent by the recovery and one by each failed setup would fail the Read;
+# it must succeed once the target behaves, long before ctrl_loss_tmo.
+sc_drop_setups() {
+	local out rc=0 n
+	bt_connect_live || return 1
+	out=$(taskset -c 0 dd if="$BT_DEV" of=/dev/null bs=512 skip=98760 \
+		count=1 iflag=direct 2>&1) || {
+		echo "the Read failed"
+		rc=1
+	}
+	tail -n 1 <<<"$out"
+	n=$(grep -c "the Read came during the setup" "$BT_LOG")
+	echo "setups that let the Read through and failed: $n"
+	# fewer, and the old behaviour would not have failed the Read
+	((n >= 5)) || rc=1
+	echo "requeued $(bt_stat requeued), recoveries $(bt_counter recoveries)," \
+		"failed reconnects $(bt_counter failed_reconnects)"
+	nvme_wait_state "$BT_CTRL" live 60 || rc=1
+	return "$rc"
 }
 
 # slow-write (lifecycle review N7): one direct Write, which the target

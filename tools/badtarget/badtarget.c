@@ -51,6 +51,7 @@ const char *const scenario_names[S_NR] = {
 	[S_TIMEOUT_STORM] = "timeout-storm",
 	[S_READ_NO_DATA] = "read-no-data",
 	[S_SLOW_WRITE] = "slow-write",
+	[S_DROP_SETUPS] = "drop-setups",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -85,6 +86,8 @@ static const char *const scenario_help[S_NR] = {
 	[S_TIMEOUT_STORM] = "never answer a Read of the second MiB on the first association that gets one",
 	[S_READ_NO_DATA] = "answer every Read of the third MiB with success, writing no data",
 	[S_SLOW_WRITE] = "answer the first Write 2 s late, every other command at once",
+	[S_DROP_SETUPS] = "disconnect at the first Read of LBA 98760, then hold I/O queue 2's Connect on\n"
+		"                  the next 6 associations and disconnect each when that Read comes again",
 };
 
 
@@ -542,7 +545,7 @@ int main(int argc, char **argv)
 			cm_event();
 		if (pfd[1].revents & POLLIN)
 			cq_event();
-		slow_write_due();
+		scenario_timers();
 	}
 
 	logmsg("stopping (%d associations)", associations);

@@ -44,6 +44,7 @@
 #define STORM_LBA	2048	/* timeout-storm: the second MiB */
 #define NODATA_LBA	4096	/* read-no-data: the third MiB */
 #define SLOW_WRITE_MS	2000	/* slow-write: how long the Write is held */
+#define DROP_SETUPS	6	/* drop-setups: setups disconnected */
 /*
  * cross-queue-write and read-from-read touch the buffer of the first Read
  * of this LBA (4 KiB block 100, the test's own Read once the controller
@@ -117,7 +118,7 @@ enum scenario {
 	S_MORE_QUEUES, S_AEN_STORM, S_DREQ_MID_IO, S_HUGE_IOCCSZ, S_IDLE_DREQ,
 	S_CROSS_QUEUE_WRITE, S_REPLAY_OLD_CID, S_SETUP_TIMEOUT, S_READ_FROM_READ,
 	S_WRITE_TO_WRITE, S_TIMEOUT_STORM, S_READ_NO_DATA,
-	S_SLOW_WRITE, S_NR
+	S_SLOW_WRITE, S_DROP_SETUPS, S_NR
 };
 
 void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -213,7 +214,7 @@ void fill_cqe(struct queue *q, uint8_t *cqe, uint16_t cid,
 	      uint16_t status, uint64_t result);
 void send_extra(struct queue *q, const uint8_t *cqe, uint32_t len,
 		uint32_t inv_rkey);
-void slow_write_due(void);
+void scenario_timers(void);
 void slow_write_forget(struct queue *q);
 void complete(struct queue *q, int i, uint16_t status,
 	      uint64_t result, const void *src, uint32_t lkey,

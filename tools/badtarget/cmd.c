@@ -355,7 +355,7 @@ static bool slow_write(struct queue *q, int i)
 	return true;
 }
 
-void slow_write_due(void)
+static void slow_write_due(void)
 {
 	struct timespec now;
 
@@ -376,6 +376,87 @@ void slow_write_forget(struct queue *q)
 		return;
 	logmsg("scenario slow-write: the held Write's queue went first");
 	slow_q = NULL;
+}
+
+/*
+ * drop-setups: the first Read of HOLD_LBA disconnects the live association
+ * (the host recovers); on each of the next DROP_SETUPS associations, I/O
+ * queue 2's fabrics Connect is held, so the setup waits with queue 1
+ * live, and the association is disconnected when the Read comes again on
+ * it (the host lets it through queue 1 during the setup), or 2 s after
+ * the held Connect.  Every failed setup takes that Read back: a host must
+ * not spend one of the Read's retries each time (issue 28 §2).
+ */
+static int drop_cntlid = -1;	/* the association to disconnect */
+static int drop_count;
+static bool drop_held;		/* its queue 2's Connect is held */
+static struct timespec drop_due;
+
+static void drop_association(int cntlid, const char *why)
+{
+	struct queue *q;
+
+	for (q = queues; q; q = q->next)
+		if (q->cntlid == cntlid && q->established && !q->dead)
+			rdma_disconnect(q->id);
+	drop_count++;
+	logmsg("scenario drop-setups: association %d disconnected (%s), %d of %d",
+	       associations, why, drop_count, DROP_SETUPS + 1);
+	drop_cntlid = -1;
+	drop_held = false;
+}
+
+/* A new association: one of those to disconnect during its setup? */
+static void drop_setups_admin(int cntlid)
+{
+	if (scenario == S_DROP_SETUPS && drop_count &&
+	    drop_count <= DROP_SETUPS)
+		drop_cntlid = cntlid;
+}
+
+static bool drop_setups_connect(struct queue *q, int i, int cntlid)
+{
+	if (q->qid != 2 || cntlid != drop_cntlid)
+		return false;
+	drop_held = true;
+	clock_gettime(CLOCK_MONOTONIC, &drop_due);
+	drop_due.tv_sec += 2;
+	logmsg("scenario drop-setups: holding I/O queue 2's Connect (command id %#x)",
+	       get16(q->cmds[i].sqe + 2));
+	return true;
+}
+
+static bool drop_setups_read(struct queue *q, int i, uint64_t slba)
+{
+	if (scenario != S_DROP_SETUPS || q->cmds[i].sqe[0] != OP_READ ||
+	    slba != HOLD_LBA || drop_count > DROP_SETUPS)
+		return false;
+	if (!drop_count) {
+		drop_association(q->cntlid, "the first Read of LBA 98760");
+		return true;
+	}
+	if (q->cntlid != drop_cntlid)
+		return false;
+	drop_association(q->cntlid, "the Read came during the setup");
+	return true;
+}
+
+static void drop_setups_due(void)
+{
+	struct timespec now;
+
+	if (!drop_held)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec > drop_due.tv_sec ||
+	    (now.tv_sec == drop_due.tv_sec && now.tv_nsec >= drop_due.tv_nsec))
+		drop_association(drop_cntlid, "no Read within 2 s");
+}
+
+void scenario_timers(void)
+{
+	slow_write_due();
+	drop_setups_due();
 }
 
 /*
@@ -431,6 +512,7 @@ static void connect_cmd(struct queue *q, int i)
 		}
 		associations++;
 		q->cntlid = ct->cntlid;
+		drop_setups_admin(ct->cntlid);
 		logmsg("controller %u: admin queue connected (sqsize %u, kato %u ms)",
 		       ct->cntlid, sqsize, get32(c->sqe + 48));
 		complete(q, i, SC_SUCCESS, ct->cntlid, NULL, 0, 0);
@@ -447,7 +529,8 @@ static void connect_cmd(struct queue *q, int i)
 	q->cntlid = cntlid;
 	dbg("controller %u: I/O queue %u connected (sqsize %u)", cntlid, qid, sqsize);
 	replay_on_connect(q);
-	complete(q, i, SC_SUCCESS, 0, NULL, 0, 0);
+	if (!drop_setups_connect(q, i, cntlid))
+		complete(q, i, SC_SUCCESS, 0, NULL, 0, 0);
 }
 
 /* Start an RDMA READ of the command's data into @dst. */
@@ -613,7 +696,8 @@ static void nvm_cmd(struct queue *q, int i, bool data_ready)
 		return;
 	}
 	if (replay_old_cid(q, i, slba) || setup_timeout(q, i, slba) ||
-	    timeout_storm(q, i, slba) || read_no_data(q, i, slba))
+	    timeout_storm(q, i, slba) || read_no_data(q, i, slba) ||
+	    drop_setups_read(q, i, slba))
 		return;
 	if (!data_ready && dreq_mid_io(q, i, op == OP_WRITE))
 		return;

@@ -33,7 +33,8 @@
 	X(bad_rsp)	/* responses refused */				\
 	X(timeouts)	/* commands that timed out */			\
 	X(mr_kept)	/* MRs kept out of the pool after a failed post */ \
-	X(mr_released)	/* ... returned once their QP was flushed */
+	X(mr_released)	/* ... returned once their QP was flushed */	\
+	X(requeued)	/* commands a failed setup took back, requeued */
 
 /*
  * Lifetime event counters of a controller (struct xrdma_ctrl_counters),

@@ -102,9 +102,36 @@ static void xrdma_complete_rq(struct request *rq)
 	nvme_complete_rq(rq);
 }
 
+/*
+ * A setup that fails takes back what it let through its queues: nvme-core
+ * passes I/O to a queue once its fabrics Connect succeeded, before the
+ * controller is live.  Ended as aborted, such a command would spend one of
+ * its retries per failed attempt, and a few attempts would fail it long
+ * before ctrl_loss_tmo; the recovery that started the attempts spent one
+ * already, as nvme-rdma's does.  So it goes back to the block layer as it
+ * is (issue 28 §2), unless it is one of core's own commands, one that
+ * multipath fails over, or one that must not be retried.  @rq is claimed.
+ */
+static bool xrdma_requeue_taken(struct request *rq)
+{
+	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
+	struct xrdma_queue *queue = req->queue;
+
+	if (nvme_ctrl_state(&queue->ctrl->ctrl) != NVME_CTRL_CONNECTING ||
+	    blk_rq_is_passthrough(rq) || (rq->cmd_flags & REQ_NVME_MPATH) ||
+	    blk_noretry_request(rq))
+		return false;
+	xrdma_unmap_data(queue, rq);
+	xrdma_stat_inc(queue, completed);
+	xrdma_stat_inc(queue, requeued);
+	nvme_cleanup_cmd(rq);
+	blk_mq_requeue_request(rq, true);
+	return true;
+}
+
 static bool xrdma_cancel_rq(struct request *rq, void *data)
 {
-	if (!xrdma_req_claim(rq))
+	if (!xrdma_req_claim(rq) || xrdma_requeue_taken(rq))
 		return true;
 	nvme_req(rq)->status = NVME_SC_HOST_ABORTED_CMD;
 	nvme_req(rq)->flags |= NVME_REQ_CANCELLED;
