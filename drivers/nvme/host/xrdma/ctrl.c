@@ -340,10 +340,15 @@ static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
 /*
  * A reconnect may be granted another queue count than the tag set has:
  * drain the request queues, resize the tag set, start the new queues.
+ * The resize reallocates the tag maps, which xrdma_abort_work() walks: it
+ * runs under teardown_lock, as the abort does, and not at all once an
+ * abort ended the attempt (review N8).  The queues are frozen and drained
+ * by then, so the abort that waits for the lock waits for no command.
  */
 static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	int ret = 0;
 
 	nvme_start_freeze(nctrl);
 	xrdma_unquiesce_io_queues(nctrl);
@@ -355,8 +360,16 @@ static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 			 "I/O did not drain for the queue resize, retrying the connection\n");
 		return -ENODEV;
 	}
-	blk_mq_update_nr_hw_queues(nctrl->tagset, nctrl->queue_count - 1);
+	mutex_lock(&ctrl->teardown_lock);
+	if (xrdma_setup_failed(ctrl))
+		ret = -ECONNRESET;
+	else
+		blk_mq_update_nr_hw_queues(nctrl->tagset,
+					   nctrl->queue_count - 1);
+	mutex_unlock(&ctrl->teardown_lock);
 	nvme_unfreeze(nctrl);
+	if (ret)
+		return ret;
 	return xrdma_start_io_queues(ctrl, started + 1, nctrl->queue_count);
 }
 

@@ -308,7 +308,9 @@ union xrdma_sockaddr {
  * @abort_work: fails the commands of a setup whose connection failed
  * @delete_work: ends the commands a deletion would wait for in vain
  * @shutdown_work: ends a deletion's shutdown the target does not answer
- * @teardown_lock: serialises a teardown with @abort_work
+ * @teardown_lock: serialises a teardown, @abort_work, @delete_work's end of
+ *	the commands and a resize of the I/O tag set: each walks or frees the
+ *	tag sets
  * @reconnect_work: delayed reconnect attempt
  * @entry: link in the controller list (xrdma_ctrl_mutex)
  * @addr: target address
