@@ -165,6 +165,9 @@ static void xrdma_cm_flush(struct xrdma_queue *queue)
 	mutex_unlock(&queue->stop_lock);
 }
 
+static int xrdma_cm_parked_event(struct rdma_cm_id *cm_id,
+				 struct rdma_cm_event *ev);
+
 static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 			    struct rdma_cm_event *ev)
 {
@@ -173,7 +176,7 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 
 	/* a parked id (xrdma_cm_park()) is no longer its queue's */
 	if (READ_ONCE(queue->cm_id) != cm_id)
-		return 0;
+		return xrdma_cm_parked_event(cm_id, ev);
 
 	trace_xrdma_cm_event(queue, ev->event, ev->status);
 	xrdma_qdbg(queue, "cm event %s (%d), status %d\n",
@@ -358,6 +361,37 @@ static LIST_HEAD(xrdma_parked_ids);
 static DEFINE_MUTEX(xrdma_parked_mutex);
 static void xrdma_parked_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(xrdma_parked_work, xrdma_parked_work_fn);
+
+/*
+ * An event for a parked id.  Only the removal of its device matters:
+ * rdma_cm's removal waits for every id on the device, and an id parked
+ * after xrdma_remove_one() released the device's ids would hold it until
+ * its deadline, its port state cached down (review m-a).  Taken off the
+ * list here, it is rdma_cm's to destroy (the non-zero return); one that a
+ * release took off the list first is that release's.
+ */
+static int xrdma_cm_parked_event(struct rdma_cm_id *cm_id,
+				 struct rdma_cm_event *ev)
+{
+	struct xrdma_parked_id *p, *found = NULL;
+
+	if (ev->event != RDMA_CM_EVENT_DEVICE_REMOVAL)
+		return 0;
+	mutex_lock(&xrdma_parked_mutex);
+	list_for_each_entry(p, &xrdma_parked_ids, entry) {
+		if (p->cm_id == cm_id) {
+			found = p;
+			list_del(&p->entry);
+			break;
+		}
+	}
+	mutex_unlock(&xrdma_parked_mutex);
+	if (!found)
+		return 0;
+	nvme_put_ctrl(found->ctrl);
+	kfree(found);
+	return 1;
+}
 
 /* Whether @cm_id's port can carry CM messages now (true if unknown). */
 static bool xrdma_cm_id_port_up(struct rdma_cm_id *cm_id)
