@@ -341,6 +341,28 @@ static struct queue *slow_q;
 static int slow_i;
 static struct timespec slow_due;
 
+/* Set @t to @ms from now. */
+static void due_in(struct timespec *t, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (t->tv_nsec >= 1000000000) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000;
+	}
+}
+
+/* Whether the time @t has come. */
+static bool is_due(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > t->tv_sec ||
+	       (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
 static bool slow_write(struct queue *q, int i)
 {
 	if (scenario != S_SLOW_WRITE || misbehaved)
@@ -348,8 +370,7 @@ static bool slow_write(struct queue *q, int i)
 	misbehaved = true;
 	slow_q = q;
 	slow_i = i;
-	clock_gettime(CLOCK_MONOTONIC, &slow_due);
-	slow_due.tv_sec += SLOW_WRITE_MS / 1000;
+	due_in(&slow_due, SLOW_WRITE_MS);
 	logmsg("scenario slow-write: holding Write command id %#x on queue %u for %d ms",
 	       get16(q->cmds[i].sqe + 2), q->qid, SLOW_WRITE_MS);
 	return true;
@@ -357,13 +378,7 @@ static bool slow_write(struct queue *q, int i)
 
 static void slow_write_due(void)
 {
-	struct timespec now;
-
-	if (!slow_q)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec < slow_due.tv_sec ||
-	    (now.tv_sec == slow_due.tv_sec && now.tv_nsec < slow_due.tv_nsec))
+	if (!slow_q || !is_due(&slow_due))
 		return;
 	logmsg("scenario slow-write: answering the held Write");
 	complete(slow_q, slow_i, SC_SUCCESS, 0, NULL, 0, 0);
@@ -419,8 +434,7 @@ static bool drop_setups_connect(struct queue *q, int i, int cntlid)
 	if (q->qid != 2 || cntlid != drop_cntlid)
 		return false;
 	drop_held = true;
-	clock_gettime(CLOCK_MONOTONIC, &drop_due);
-	drop_due.tv_sec += 2;
+	due_in(&drop_due, 2000);
 	logmsg("scenario drop-setups: holding I/O queue 2's Connect (command id %#x)",
 	       get16(q->cmds[i].sqe + 2));
 	return true;
@@ -443,13 +457,7 @@ static bool drop_setups_read(struct queue *q, int i, uint64_t slba)
 
 static void drop_setups_due(void)
 {
-	struct timespec now;
-
-	if (!drop_held)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec > drop_due.tv_sec ||
-	    (now.tv_sec == drop_due.tv_sec && now.tv_nsec >= drop_due.tv_nsec))
+	if (drop_held && is_due(&drop_due))
 		drop_association(drop_cntlid, "no Read within 2 s");
 }
 
