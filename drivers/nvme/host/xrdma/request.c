@@ -43,7 +43,15 @@ static void xrdma_wr_error(struct xrdma_queue *queue, struct ib_wc *wc,
 	xrdma_connection_failed(ctrl);
 }
 
-static void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq)
+/**
+ * xrdma_unmap_data() - release what a request's data holds
+ * @queue: the queue it was issued on
+ * @rq: the request, ending or going back to the block layer
+ *
+ * Clears its read pool slot, returns its MR, unmaps and frees its
+ * scatterlist.
+ */
+void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq)
 {
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
 
@@ -63,27 +71,6 @@ static void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq)
 	}
 }
 
-/*
- * Take @rq from the wire, to end it without its response: true for the
- * one caller that moved its waiting bits to 0, and only that one may end
- * it (the last arrival in xrdma_req_arrived() is the other way to win).
- * A cancel, the timeout handler and a submitter that finds its queue
- * stopped may meet on one request; each claims before it completes, so
- * none completes it twice (review N4).  The command id's generation
- * moves on: a late response for it must not match the next command on
- * the tag (review M2).
- */
-static bool xrdma_req_claim(struct request *rq)
-{
-	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
-
-	if (!atomic_xchg(&req->waiting, 0))
-		return false;
-	if (!(req->queue->ctrl->ctrl.quirks & NVME_QUIRK_SKIP_CID_GEN))
-		nvme_req(rq)->genctr++;
-	return true;
-}
-
 static void xrdma_complete_rq(struct request *rq)
 {
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
@@ -100,57 +87,6 @@ static void xrdma_complete_rq(struct request *rq)
 	xrdma_unmap_data(queue, rq);
 	xrdma_stat_inc(queue, completed);
 	nvme_complete_rq(rq);
-}
-
-/*
- * A setup that fails takes back what it let through its queues: nvme-core
- * passes I/O to a queue once its fabrics Connect succeeded, before the
- * controller is live.  Ended as aborted, such a command would spend one of
- * its retries per failed attempt, and a few attempts would fail it long
- * before ctrl_loss_tmo; the recovery that started the attempts spent one
- * already, as nvme-rdma's does.  So it goes back to the block layer as it
- * is (issue 28 §2), unless it is one of core's own commands, one that
- * multipath fails over, or one that must not be retried.  @rq is claimed.
- */
-static bool xrdma_requeue_taken(struct request *rq)
-{
-	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
-	struct xrdma_queue *queue = req->queue;
-
-	if (nvme_ctrl_state(&queue->ctrl->ctrl) != NVME_CTRL_CONNECTING ||
-	    blk_rq_is_passthrough(rq) || (rq->cmd_flags & REQ_NVME_MPATH) ||
-	    blk_noretry_request(rq))
-		return false;
-	xrdma_unmap_data(queue, rq);
-	xrdma_stat_inc(queue, completed);
-	xrdma_stat_inc(queue, requeued);
-	nvme_cleanup_cmd(rq);
-	blk_mq_requeue_request(rq, true);
-	return true;
-}
-
-static bool xrdma_cancel_rq(struct request *rq, void *data)
-{
-	if (!xrdma_req_claim(rq) || xrdma_requeue_taken(rq))
-		return true;
-	nvme_req(rq)->status = NVME_SC_HOST_ABORTED_CMD;
-	nvme_req(rq)->flags |= NVME_REQ_CANCELLED;
-	blk_mq_complete_request(rq);
-	return true;
-}
-
-/**
- * xrdma_cancel_tagset() - end every command of a tag set still on the wire
- * @set: the I/O or admin tag set, its queues stopped
- *
- * Each command is ended once, whoever else tries (xrdma_req_claim()), as
- * "aborted by host", which nvme-core retries or fails over; returns once
- * the completions it started are done.
- */
-void xrdma_cancel_tagset(struct blk_mq_tag_set *set)
-{
-	blk_mq_tagset_busy_iter(set, xrdma_cancel_rq, NULL);
-	blk_mq_tagset_wait_completed_request(set);
 }
 
 /* Drop what arrived; the last one to arrive ends the request. */
@@ -827,47 +763,6 @@ void xrdma_submit_async_event(struct nvme_ctrl *nctrl)
 		xrdma_qerr_rl(queue, "cannot post AEN: %d, recovering\n", ret);
 		xrdma_connection_failed(to_xrdma_ctrl(nctrl));
 	}
-}
-
-static enum blk_eh_timer_return xrdma_timeout(struct request *rq)
-{
-	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
-	struct xrdma_queue *queue = req->queue;
-	struct xrdma_ctrl *ctrl = queue->ctrl;
-	int waiting = atomic_read(&req->waiting);
-	struct xrdma_queue_stats st;
-
-	xrdma_stat_inc(queue, timeouts);
-	xrdma_queue_stats_read(queue, &st);
-	trace_xrdma_timeout(queue, rq, waiting);
-	/* a whole queue may time out at once: one line per command, limited */
-	xrdma_qwarn_rl(queue,
-		       "command id %#x opcode %#x timed out (waiting for%s%s%s; %lld of %llu commands outstanding), controller %s\n",
-		       nvme_cid(rq), req->cmd.common.opcode,
-		       waiting & XRDMA_REQ_SEND ? " send" : "",
-		       waiting & XRDMA_REQ_RESP ? " response" : "",
-		       waiting & XRDMA_REQ_INV ? " invalidate" : "",
-		       (long long)(st.submitted - st.completed), st.submitted,
-		       nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_LIVE ?
-		       "live: recovering" : "not live: aborting");
-
-	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE) {
-		/*
-		 * Connecting, resetting or deleting: nobody else will end
-		 * this request.  Stop the queue first so the HCA is done with
-		 * its buffers, then complete it.  A setup under way ends
-		 * (xrdma_setup_failed()): it must not go LIVE with the queue.
-		 */
-		WRITE_ONCE(ctrl->setup_timed_out, true);
-		xrdma_queue_stop(queue);
-		/* its response or a cancel may have ended it meanwhile */
-		if (xrdma_req_claim(rq))
-			nvmf_complete_timed_out_request(rq);
-		return BLK_EH_DONE;
-	}
-	/* recovery cancels every request once the queues are drained */
-	xrdma_error_recovery(ctrl);
-	return BLK_EH_RESET_TIMER;
 }
 
 static int xrdma_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)

@@ -542,7 +542,12 @@ extern const struct blk_mq_ops xrdma_mq_ops;
 extern const struct blk_mq_ops xrdma_admin_mq_ops;
 void xrdma_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 void xrdma_submit_async_event(struct nvme_ctrl *nctrl);
+void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq);
+
+/* cancel.c */
+bool xrdma_req_claim(struct request *rq);
 void xrdma_cancel_tagset(struct blk_mq_tag_set *set);
+enum blk_eh_timer_return xrdma_timeout(struct request *rq);
 
 /* delete.c */
 void xrdma_delete_work(struct work_struct *work);
