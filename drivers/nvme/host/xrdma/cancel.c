@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xrdma: ending requests without their response: the claim every such
- * end makes first, the cancel of a teardown, an abort or a deletion (a
- * failed setup requeues instead), and the timeout handler.
+ * xrdma: ending requests without their response.  Only two actors stop
+ * queues and end commands in bulk, each under the controller's
+ * teardown_lock: a teardown (ctrl.c), which nvme-core's state machine runs
+ * one at a time, and the end work here.  Everything else that finds the
+ * commands will not be answered (a lost connection, the timeout handler, a
+ * deletion waiting on a silent target, an unanswered shutdown) only
+ * requests the end work, with its reason (xrdma_ctrl_end()).  Every end of
+ * a single request, these included, claims it first.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -74,24 +79,96 @@ static bool xrdma_cancel_rq(struct request *rq, void *data)
 
 /**
  * xrdma_cancel_tagset() - end every command of a tag set still on the wire
+ * @ctrl: the controller, its teardown_lock held
  * @set: the I/O or admin tag set, its queues stopped
  *
  * Each command is ended once, whoever else tries (xrdma_req_claim()), as
  * "aborted by host", which nvme-core retries or fails over; returns once
  * the completions it started are done.
  */
-void xrdma_cancel_tagset(struct blk_mq_tag_set *set)
+void xrdma_cancel_tagset(struct xrdma_ctrl *ctrl, struct blk_mq_tag_set *set)
 {
+	lockdep_assert_held(&ctrl->teardown_lock);
 	blk_mq_tagset_busy_iter(set, xrdma_cancel_rq, NULL);
 	blk_mq_tagset_wait_completed_request(set);
+}
+
+/* Stop every queue and end every command; the tag sets stay meanwhile. */
+static void xrdma_queues_end_all(struct xrdma_ctrl *ctrl)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	int qid;
+
+	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
+		xrdma_queue_stop(&ctrl->queues[qid]);
+	if (nctrl->tagset)
+		xrdma_cancel_tagset(ctrl, nctrl->tagset);
+	if (nctrl->admin_tagset)
+		xrdma_cancel_tagset(ctrl, nctrl->admin_tagset);
+}
+
+/**
+ * xrdma_ctrl_end() - request the end of a controller's commands
+ * @ctrl: the controller
+ * @why: what will not be answered
+ *
+ * From any context (the timeout handler and completion handlers
+ * included): the reason is noted and the end work queued, which does the
+ * rest.  A teardown that ends everything first clears the request.
+ */
+void xrdma_ctrl_end(struct xrdma_ctrl *ctrl, enum xrdma_end_why why)
+{
+	set_bit(why, &ctrl->end_why);
+	queue_work(nvme_reset_wq, &ctrl->end_work);
+}
+
+/**
+ * xrdma_end_work() - stop the queues and end the commands, as requested
+ * @work: ctrl->end_work, queued by xrdma_ctrl_end()
+ *
+ * A controller that went live meanwhile lost a queue, or had a command
+ * time out, during the setup that just succeeded: it recovers instead.
+ * Otherwise every queue is stopped and every command ended.  No quiesce:
+ * a setup or nvme-core's deletion waits on these very queues; a
+ * submission that races the stop finds its queue stopped and ends its own
+ * request, after claiming it.  A lost connection also fails the setup
+ * under way (xrdma_setup_failed()).
+ */
+void xrdma_end_work(struct work_struct *work)
+{
+	struct xrdma_ctrl *ctrl = container_of(work, struct xrdma_ctrl,
+					       end_work);
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	enum nvme_ctrl_state state;
+	unsigned long why;
+
+	mutex_lock(&ctrl->teardown_lock);
+	why = xchg(&ctrl->end_why, 0);
+	state = nvme_ctrl_state(nctrl);
+	if (state == NVME_CTRL_LIVE) {
+		mutex_unlock(&ctrl->teardown_lock);
+		if (why & (BIT(XRDMA_END_LOST) | BIT(XRDMA_END_TIMEOUT)))
+			xrdma_error_recovery(ctrl);
+		return;
+	}
+	if (state == NVME_CTRL_CONNECTING && (why & BIT(XRDMA_END_LOST))) {
+		dev_info(nctrl->device,
+			 "connection failed while connecting: ending the attempt\n");
+		WRITE_ONCE(ctrl->setup_aborted, true);
+	}
+	if (why && state != NVME_CTRL_NEW)
+		xrdma_queues_end_all(ctrl);
+	mutex_unlock(&ctrl->teardown_lock);
 }
 
 /**
  * xrdma_timeout() - blk-mq's timeout handler, both tag sets
  * @rq: the request that timed out
  *
- * Return: BLK_EH_RESET_TIMER while LIVE (recovery ends it), else
- * BLK_EH_DONE.
+ * Nothing is ended here: a live controller recovers, and the end work
+ * ends the commands of one that is not (a setup under way then fails).
+ *
+ * Return: BLK_EH_RESET_TIMER.
  */
 enum blk_eh_timer_return xrdma_timeout(struct request *rq)
 {
@@ -117,17 +194,14 @@ enum blk_eh_timer_return xrdma_timeout(struct request *rq)
 
 	if (nvme_ctrl_state(&ctrl->ctrl) != NVME_CTRL_LIVE) {
 		/*
-		 * Connecting, resetting or deleting: nobody else will end
-		 * this request.  Stop the queue first so the HCA is done with
-		 * its buffers, then complete it.  A setup under way ends
-		 * (xrdma_setup_failed()): it must not go LIVE with the queue.
+		 * Connecting, resetting or deleting: nobody else would end
+		 * this request.  The end work stops the queues, so the HCA is
+		 * done with the buffers, then ends it; a setup under way must
+		 * not go LIVE with a stopped queue (xrdma_setup_failed()).
 		 */
 		WRITE_ONCE(ctrl->setup_timed_out, true);
-		xrdma_queue_stop(queue);
-		/* its response or a cancel may have ended it meanwhile */
-		if (xrdma_req_claim(rq))
-			nvmf_complete_timed_out_request(rq);
-		return BLK_EH_DONE;
+		xrdma_ctrl_end(ctrl, XRDMA_END_TIMEOUT);
+		return BLK_EH_RESET_TIMER;
 	}
 	/* recovery cancels every request once the queues are drained */
 	xrdma_error_recovery(ctrl);

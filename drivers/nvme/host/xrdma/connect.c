@@ -53,7 +53,7 @@ static void xrdma_set_io_queues(struct xrdma_ctrl *ctrl, unsigned int nr)
 
 /*
  * Disconnect and free the I/O queues in [first, end) that connected.
- * Under teardown_lock, as xrdma_abort_work() may stop them meanwhile.
+ * Under teardown_lock, as the end work may stop them meanwhile.
  */
 static void xrdma_release_io_queues(struct xrdma_ctrl *ctrl, int first,
 				    int end)

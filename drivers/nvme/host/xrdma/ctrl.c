@@ -98,6 +98,7 @@ static void xrdma_teardown_io_queues(struct xrdma_ctrl *ctrl, bool remove)
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 	int qid;
 
+	lockdep_assert_held(&ctrl->teardown_lock);
 	nvme_quiesce_io_queues(nctrl);
 	nvme_sync_io_queues(nctrl);
 	if (nctrl->queue_count > 1 &&
@@ -106,7 +107,7 @@ static void xrdma_teardown_io_queues(struct xrdma_ctrl *ctrl, bool remove)
 	for (qid = nctrl->queue_count - 1; qid > 0; qid--)
 		xrdma_queue_stop(&ctrl->queues[qid]);
 	if (nctrl->tagset)
-		xrdma_cancel_tagset(nctrl->tagset);
+		xrdma_cancel_tagset(ctrl, nctrl->tagset);
 	/* core may now retry or fail over what was cancelled */
 	xrdma_unquiesce_io_queues(nctrl);
 	if (remove && nctrl->tagset) {
@@ -120,6 +121,7 @@ static void xrdma_teardown_admin_queue(struct xrdma_ctrl *ctrl, bool remove)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 
+	lockdep_assert_held(&ctrl->teardown_lock);
 	if (nctrl->admin_tagset) {
 		nvme_quiesce_admin_queue(nctrl);
 		blk_sync_queue(nctrl->admin_q);
@@ -127,7 +129,7 @@ static void xrdma_teardown_admin_queue(struct xrdma_ctrl *ctrl, bool remove)
 	xrdma_queue_stop(&ctrl->queues[0]);
 	if (!nctrl->admin_tagset)
 		return;
-	xrdma_cancel_tagset(nctrl->admin_tagset);
+	xrdma_cancel_tagset(ctrl, nctrl->admin_tagset);
 	nvme_unquiesce_admin_queue(nctrl);
 	if (remove) {
 		nvme_remove_admin_tag_set(nctrl);
@@ -162,6 +164,9 @@ static bool xrdma_target_known_silent(struct xrdma_ctrl *ctrl)
  * the controller goes for good) if the admin queue can still carry it;
  * @remove drops the tag sets.  The queues are released last, once their
  * port can carry the DREQs (xrdma_cm_wait_port(); a removal does not wait).
+ * The disable runs without teardown_lock: the end work may have to end its
+ * commands (a timeout, an unanswered shutdown).  Having ended everything,
+ * the teardown drops what was requested of the end work.
  *
  * Return: true if the release waited for a port that is back now.
  */
@@ -178,6 +183,7 @@ static bool xrdma_teardown_ctrl(struct xrdma_ctrl *ctrl, bool disable,
 
 	mutex_lock(&ctrl->teardown_lock);
 	xrdma_teardown_io_queues(ctrl, remove);
+	mutex_unlock(&ctrl->teardown_lock);
 	if (disable && test_bit(XRDMA_Q_LIVE, &ctrl->queues[0].flags) &&
 	    !(remove && xrdma_target_known_silent(ctrl))) {
 		/* a target that stopped answering must not hold a delete */
@@ -188,12 +194,14 @@ static bool xrdma_teardown_ctrl(struct xrdma_ctrl *ctrl, bool disable,
 		if (remove)
 			cancel_delayed_work_sync(&ctrl->shutdown_work);
 	}
+	mutex_lock(&ctrl->teardown_lock);
 	xrdma_teardown_admin_queue(ctrl, remove);
 
 	if (!remove)
 		port_back = xrdma_cm_wait_port(&ctrl->queues[0]);
 	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
 		xrdma_queue_free(&ctrl->queues[qid]);
+	WRITE_ONCE(ctrl->end_why, 0);
 	mutex_unlock(&ctrl->teardown_lock);
 	nvme_auth_stop(nctrl);
 	return port_back;
@@ -311,9 +319,9 @@ static int xrdma_clamp_queue_size(struct xrdma_ctrl *ctrl, bool new)
 }
 
 /*
- * A connection of this setup was lost (xrdma_abort_work()), or one of its
- * commands timed out (xrdma_timeout() stops the command's queue): either
- * way a queue is stopped, and the attempt must end, not go LIVE with it.
+ * A connection of this setup was lost, or one of its commands timed out:
+ * either way the end work stops the queues, and the attempt must end, not
+ * go LIVE with them.
  */
 static bool xrdma_setup_failed(struct xrdma_ctrl *ctrl)
 {
@@ -340,9 +348,9 @@ static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
 /*
  * A reconnect may be granted another queue count than the tag set has:
  * drain the request queues, resize the tag set, start the new queues.
- * The resize reallocates the tag maps, which xrdma_abort_work() walks: it
- * runs under teardown_lock, as the abort does, and not at all once an
- * abort ended the attempt (review N8).  The queues are frozen and drained
+ * The resize reallocates the tag maps, which the end work walks: it runs
+ * under teardown_lock, as the end work does, and not at all once the end
+ * work ended the attempt (review N8).  The queues are frozen and drained
  * by then, so the abort that waits for the lock waits for no command.
  */
 static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
@@ -408,7 +416,7 @@ static int xrdma_configure_io_queues(struct xrdma_ctrl *ctrl, bool new)
  * What nvme connect is told about a failed attempt.  The core reports an
  * ended command as -EINTR or as "aborted by host" (which the fabrics code
  * turns into -EIO): if a command timed out, the target stopped answering;
- * any other cancel came from a lost connection (xrdma_abort_work()).
+ * any other cancel came from a lost connection (XRDMA_END_LOST).
  * The target's own NVMe statuses pass unchanged.
  */
 static int xrdma_setup_status(struct xrdma_ctrl *ctrl, int ret, bool aborted)
@@ -474,8 +482,8 @@ out_teardown:
 	/* an abort the teardown's own stops may queue is no cause */
 	aborted = READ_ONCE(ctrl->setup_aborted);
 	xrdma_teardown_ctrl(ctrl, false, new);
-	/* the connections are gone: no abort can be queued after this one */
-	cancel_work_sync(&ctrl->abort_work);
+	/* the connections are gone: no end can be requested after this one */
+	cancel_work_sync(&ctrl->end_work);
 	return xrdma_setup_status(ctrl, ret, aborted);
 }
 
@@ -597,38 +605,6 @@ static void xrdma_err_work(struct work_struct *work)
 		xrdma_schedule_reconnect(ctrl, 0, port_back);
 }
 
-/*
- * Started by xrdma_connection_failed() while CONNECTING: the attempt waits
- * in a fabrics Connect, Property or Identify command that will get no
- * answer.  Stop the queues and end their commands, as the timeout handler
- * would at the commands' timeout; the attempt then fails and tears down.
- */
-static void xrdma_abort_work(struct work_struct *work)
-{
-	struct xrdma_ctrl *ctrl = container_of(work, struct xrdma_ctrl,
-					       abort_work);
-	struct nvme_ctrl *nctrl = &ctrl->ctrl;
-	enum nvme_ctrl_state state;
-
-	/* a teardown under way does the same, and may drop the tag sets */
-	mutex_lock(&ctrl->teardown_lock);
-	state = nvme_ctrl_state(nctrl);
-	if (state == NVME_CTRL_LIVE) {
-		/* the setup went live before this ran: a queue is gone */
-		mutex_unlock(&ctrl->teardown_lock);
-		xrdma_error_recovery(ctrl);
-		return;
-	}
-	if (state != NVME_CTRL_CONNECTING)
-		goto out_unlock;
-	dev_info(nctrl->device,
-		 "connection failed while connecting: ending the attempt\n");
-	WRITE_ONCE(ctrl->setup_aborted, true);
-	xrdma_queues_end_all(ctrl);
-out_unlock:
-	mutex_unlock(&ctrl->teardown_lock);
-}
-
 static void xrdma_reset_work(struct work_struct *work)
 {
 	struct xrdma_ctrl *ctrl = container_of(work, struct xrdma_ctrl,
@@ -651,7 +627,7 @@ static void xrdma_stop_ctrl(struct nvme_ctrl *nctrl)
 	/* and a port-up event that took it off its timer (review N3) */
 	xrdma_ctrl_list_barrier();
 	cancel_delayed_work_sync(&ctrl->reconnect_work);
-	cancel_work_sync(&ctrl->abort_work);
+	cancel_work_sync(&ctrl->end_work);
 	/* core now removes the namespaces, which waits for their I/O */
 	if (state == NVME_CTRL_DELETING || state == NVME_CTRL_DELETING_NOIO)
 		queue_delayed_work(nvme_wq, &ctrl->delete_work,
@@ -666,6 +642,8 @@ static void xrdma_delete_ctrl(struct nvme_ctrl *nctrl)
 	trace_xrdma_state(ctrl, XRDMA_EV_DELETE);
 	cancel_delayed_work_sync(&ctrl->delete_work);
 	xrdma_teardown_ctrl(ctrl, true, true);
+	/* what delete_work or a timeout requested is done, or moot */
+	cancel_work_sync(&ctrl->end_work);
 	xrdma_ctrl_down_deleted(ctrl);
 }
 
@@ -750,7 +728,7 @@ static struct xrdma_ctrl *xrdma_alloc_ctrl(struct nvmf_ctrl_options *opts)
 
 	INIT_DELAYED_WORK(&ctrl->reconnect_work, xrdma_reconnect_work);
 	INIT_WORK(&ctrl->err_work, xrdma_err_work);
-	INIT_WORK(&ctrl->abort_work, xrdma_abort_work);
+	INIT_WORK(&ctrl->end_work, xrdma_end_work);
 	INIT_DELAYED_WORK(&ctrl->delete_work, xrdma_delete_work);
 	INIT_DELAYED_WORK(&ctrl->shutdown_work, xrdma_shutdown_work);
 	mutex_init(&ctrl->teardown_lock);

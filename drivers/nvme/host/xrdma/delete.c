@@ -94,9 +94,9 @@ static bool xrdma_probe(struct xrdma_ctrl *ctrl)
  * stopped answering holds would end only by its timeout (30 s for I/O,
  * per command): once a command is older than the grace, no response came
  * during the grace, and the Keep Alive sent then gets none within
- * XRDMA_PROBE_MS either, stop the queues and end them all, as multipath
- * would fail them over anyway.  Looks again every grace while the
- * deletion goes on.
+ * XRDMA_PROBE_MS either, the end work stops the queues and ends them all,
+ * as multipath would fail them over anyway.  Looks again every grace while
+ * the deletion goes on.
  */
 void xrdma_delete_work(struct work_struct *work)
 {
@@ -132,9 +132,7 @@ void xrdma_delete_work(struct work_struct *work)
 	dev_warn(nctrl->device,
 		 "deleting: commands outstanding for over %u ms and the target silent, ending them\n",
 		 XRDMA_DELETE_GRACE_MS);
-	mutex_lock(&ctrl->teardown_lock);
-	xrdma_queues_end_all(ctrl);
-	mutex_unlock(&ctrl->teardown_lock);
+	xrdma_ctrl_end(ctrl, XRDMA_END_SILENT);
 	return;
 
 out_again:
@@ -142,13 +140,13 @@ out_again:
 }
 
 /**
- * xrdma_shutdown_work() - end a deletion's shutdown the target ignores
+ * xrdma_shutdown_work() - have the end work end a deletion's shutdown
+ *	the target ignores
  * @work: ctrl->shutdown_work, queued for the time the shutdown may take
  *
  * Each property access would wait for the admin timeout (60 s).  A
  * target that answered since the shutdown began is slow, not silent: it
- * gets what nvme-core's shutdown_timeout allows (review m-e).  The admin
- * tag set lives until the deletion has cancelled this work.  The other
+ * gets what nvme-core's shutdown_timeout allows (review m-e).  The other
  * controllers of the target are told, so that their deletions do not
  * wait for a shutdown in vain too (xrdma_ctrls_note_silent()).
  */
@@ -167,6 +165,5 @@ void xrdma_shutdown_work(struct work_struct *work)
 		 "deleting: no shutdown within %u ms, ending it\n",
 		 XRDMA_SHUTDOWN_MS);
 	xrdma_ctrls_note_silent(ctrl);
-	xrdma_queue_stop(&ctrl->queues[0]);
-	xrdma_cancel_tagset(ctrl->ctrl.admin_tagset);
+	xrdma_ctrl_end(ctrl, XRDMA_END_SHUTDOWN);
 }

@@ -627,7 +627,7 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 		return -EINVAL;
 	/*
 	 * Responses are matched to this queue's tags from now on, unless a
-	 * lost connection stopped the queue first (xrdma_abort_work() stops
+	 * lost connection stopped the queue first (xrdma_end_work() stops
 	 * from the last queue down, the setup starts from the first up): the
 	 * tags are published and withdrawn under stop_lock, with the state
 	 * (review N5).
@@ -664,7 +664,7 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 		msleep(200);
 	/*
 	 * A lost connection may have stopped the queue after the Connect's
-	 * response came in (xrdma_abort_work()): a stopped queue never goes
+	 * response came in (xrdma_end_work()): a stopped queue never goes
 	 * live, or the block layer sends it requests that can only be ended
 	 * again, each end one of nvme-core's retries.
 	 */
@@ -684,12 +684,14 @@ int xrdma_queue_start(struct xrdma_queue *queue)
  * xrdma_queue_stop() - disconnect a queue and flush its work requests
  * @queue: the queue
  *
- * Idempotent; safe against the timeout handler.  After it returns no
- * completion handler of this queue runs any more, no poller is inside its
- * CQ, and WRs not posted yet never will be.
+ * Idempotent.  After it returns no completion handler of this queue runs
+ * any more, no poller is inside its CQ, and WRs not posted yet never will
+ * be.  Only the owner of the way down stops queues: a teardown or the
+ * end work (cancel.c), each under the controller's teardown_lock.
  */
 void xrdma_queue_stop(struct xrdma_queue *queue)
 {
+	lockdep_assert_held(&queue->ctrl->teardown_lock);
 	mutex_lock(&queue->stop_lock);
 	if (test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
 	    !test_and_set_bit(XRDMA_Q_STOPPED, &queue->flags)) {
@@ -713,10 +715,12 @@ void xrdma_queue_stop(struct xrdma_queue *queue)
 
 /**
  * xrdma_queue_free() - release everything a queue holds
- * @queue: a stopped (or never started) queue
+ * @queue: a stopped (or never started) queue; its controller's
+ *	teardown_lock held, as the end work may walk the queue array
  */
 void xrdma_queue_free(struct xrdma_queue *queue)
 {
+	lockdep_assert_held(&queue->ctrl->teardown_lock);
 	mutex_lock(&queue->stop_lock);
 	/* a stopped queue matches no response (review N5) */
 	if (WARN_ON_ONCE(READ_ONCE(queue->tags)))
@@ -816,22 +820,4 @@ out_exit:
 	kfree(ctrl->queues);
 	ctrl->queues = NULL;
 	return ret;
-}
-
-/**
- * xrdma_queues_end_all() - stop every queue and end every command
- * @ctrl: the controller; its teardown_lock held, so the tag sets stay
- */
-void xrdma_queues_end_all(struct xrdma_ctrl *ctrl)
-{
-	struct nvme_ctrl *nctrl = &ctrl->ctrl;
-	int qid;
-
-	lockdep_assert_held(&ctrl->teardown_lock);
-	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
-		xrdma_queue_stop(&ctrl->queues[qid]);
-	if (nctrl->tagset)
-		xrdma_cancel_tagset(nctrl->tagset);
-	if (nctrl->admin_tagset)
-		xrdma_cancel_tagset(nctrl->admin_tagset);
 }

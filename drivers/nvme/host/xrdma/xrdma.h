@@ -305,12 +305,17 @@ union xrdma_sockaddr {
  * @tag_set: I/O tag set
  * @admin_tag_set: admin tag set
  * @err_work: error recovery
- * @abort_work: fails the commands of a setup whose connection failed
- * @delete_work: ends the commands a deletion would wait for in vain
- * @shutdown_work: ends a deletion's shutdown the target does not answer
- * @teardown_lock: serialises a teardown, @abort_work, @delete_work's end of
- *	the commands and a resize of the I/O tag set: each walks or frees the
- *	tag sets
+ * @end_work: the only way, besides a teardown, that queues are stopped and
+ *	commands ended in bulk; it acts on @end_why (cancel.c)
+ * @end_why: the reasons requested since @end_work last ran, a mask of
+ *	BIT(enum xrdma_end_why); a teardown clears it, having ended all
+ * @delete_work: asks for the end of the commands a deletion would wait
+ *	for in vain
+ * @shutdown_work: asks for the end of a deletion's shutdown the target
+ *	does not answer
+ * @teardown_lock: held by whoever stops queues or ends commands in bulk
+ *	(a teardown, @end_work) and by a resize of the I/O tag set: each
+ *	walks or frees the tag sets
  * @reconnect_work: delayed reconnect attempt
  * @entry: link in the controller list (xrdma_ctrl_mutex)
  * @addr: target address
@@ -323,7 +328,7 @@ union xrdma_sockaddr {
  * @setup_timed_out: a command of the current setup timed out (the
  *	attempt then fails with -ETIMEDOUT, see xrdma_setup_status())
  * @setup_aborted: a connection of the current setup failed
- *	(xrdma_abort_work()): the attempt fails with -ECONNRESET
+ *	(XRDMA_END_LOST): the attempt fails with -ECONNRESET
  * @down_delete: 1 while the system going down waits for this
  *	controller's deletion (xrdma_ctrls_going_down())
  * @probe_at: jiffies at which a deletion sent a Keep Alive to learn
@@ -341,7 +346,8 @@ struct xrdma_ctrl {
 	struct blk_mq_tag_set	tag_set;
 	struct blk_mq_tag_set	admin_tag_set;
 	struct work_struct	err_work;
-	struct work_struct	abort_work;
+	struct work_struct	end_work;
+	unsigned long		end_why;
 	struct delayed_work	delete_work;
 	struct delayed_work	shutdown_work;
 	struct mutex		teardown_lock;	/* see kernel-doc */
@@ -410,16 +416,35 @@ static inline void xrdma_error_recovery(struct xrdma_ctrl *ctrl)
 		queue_work(nvme_reset_wq, &ctrl->err_work);
 }
 
+/**
+ * enum xrdma_end_why - why the commands of a controller that is not live
+ *	are to be ended without their responses (xrdma_ctrl_end())
+ * @XRDMA_END_LOST: a connection of a setup failed; its commands would
+ *	get no answer
+ * @XRDMA_END_TIMEOUT: a command timed out while the controller was not
+ *	live; nothing else would end it
+ * @XRDMA_END_SILENT: a deletion waits for commands of a silent target
+ * @XRDMA_END_SHUTDOWN: a deletion's shutdown went unanswered
+ */
+enum xrdma_end_why {
+	XRDMA_END_LOST,
+	XRDMA_END_TIMEOUT,
+	XRDMA_END_SILENT,
+	XRDMA_END_SHUTDOWN,
+};
+
+void xrdma_ctrl_end(struct xrdma_ctrl *ctrl, enum xrdma_end_why why);
+
 /*
  * A connection of @ctrl cannot go on (a failed work request, a refused
  * response, the CM said so), from any context.  A live controller
- * recovers; one being set up has its commands failed at once, as nothing
+ * recovers; one being set up has its commands ended at once, as nothing
  * else would end them before their timeout.
  */
 static inline void xrdma_connection_failed(struct xrdma_ctrl *ctrl)
 {
 	if (nvme_ctrl_state(&ctrl->ctrl) == NVME_CTRL_CONNECTING)
-		queue_work(nvme_reset_wq, &ctrl->abort_work);
+		xrdma_ctrl_end(ctrl, XRDMA_END_LOST);
 	else
 		xrdma_error_recovery(ctrl);
 }
@@ -528,7 +553,6 @@ void xrdma_queue_connect_work(struct work_struct *work);
 /* queue.c */
 int xrdma_queues_alloc(struct xrdma_ctrl *ctrl);
 void xrdma_queues_free(struct xrdma_ctrl *ctrl);
-void xrdma_queues_end_all(struct xrdma_ctrl *ctrl);
 int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size);
 void xrdma_queue_free(struct xrdma_queue *queue);
 int xrdma_queue_start(struct xrdma_queue *queue);
@@ -546,7 +570,8 @@ void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq);
 
 /* cancel.c */
 bool xrdma_req_claim(struct request *rq);
-void xrdma_cancel_tagset(struct blk_mq_tag_set *set);
+void xrdma_cancel_tagset(struct xrdma_ctrl *ctrl, struct blk_mq_tag_set *set);
+void xrdma_end_work(struct work_struct *work);
 enum blk_eh_timer_return xrdma_timeout(struct request *rq);
 
 /* delete.c */
