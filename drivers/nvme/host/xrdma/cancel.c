@@ -40,7 +40,11 @@ bool xrdma_req_claim(struct request *rq)
 	return true;
 }
 
-/*
+/**
+ * xrdma_requeue_taken() - give a claimed request back to the block layer
+ *	while a setup runs, if it may go back
+ * @rq: the request, claimed (xrdma_req_claim())
+ *
  * A setup that fails takes back what it let through its queues: nvme-core
  * passes I/O to a queue once its fabrics Connect succeeded, before the
  * controller is live.  Ended as aborted, such a command would spend one of
@@ -48,9 +52,12 @@ bool xrdma_req_claim(struct request *rq)
  * before ctrl_loss_tmo; the recovery that started the attempts spent one
  * already, as nvme-rdma's does.  So it goes back to the block layer as it
  * is (issue 28 §2), unless it is one of core's own commands, one that
- * multipath fails over, or one that must not be retried.  @rq is claimed.
+ * multipath fails over, or one that must not be retried.  The same holds
+ * for one submitted as its queue stopped.
+ *
+ * Return: true if @rq went back; else the caller ends it.
  */
-static bool xrdma_requeue_taken(struct request *rq)
+bool xrdma_requeue_taken(struct request *rq)
 {
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
 	struct xrdma_queue *queue = req->queue;

@@ -100,11 +100,20 @@ static void xrdma_req_arrived(struct xrdma_request *req, int what)
 		xrdma_complete_rq(rq);
 }
 
-/* End a command whose capsule never reached the target as a path error. */
+/*
+ * End a command whose capsule never reached the target as a path error,
+ * or, while a setup runs, give it back as a failed setup's cancel does
+ * (xrdma_requeue_taken()): no retry is spent on it.
+ */
 static void xrdma_end_unsent(struct xrdma_request *req)
 {
+	struct request *rq = blk_mq_rq_from_pdu(req);
+
+	if (!xrdma_req_claim(rq) || xrdma_requeue_taken(rq))
+		return;
 	req->status = cpu_to_le16(NVME_SC_HOST_PATH_ERROR << 1);
-	xrdma_req_arrived(req, XRDMA_REQ_SEND | XRDMA_REQ_RESP);
+	if (!nvme_try_complete_req(rq, req->status, req->result))
+		xrdma_complete_rq(rq);
 }
 
 static void xrdma_send_done(struct ib_cq *cq, struct ib_wc *wc)

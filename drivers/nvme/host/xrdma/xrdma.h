@@ -570,6 +570,7 @@ void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq);
 
 /* cancel.c */
 bool xrdma_req_claim(struct request *rq);
+bool xrdma_requeue_taken(struct request *rq);
 void xrdma_cancel_tagset(struct xrdma_ctrl *ctrl, struct blk_mq_tag_set *set);
 void xrdma_end_work(struct work_struct *work);
 enum blk_eh_timer_return xrdma_timeout(struct request *rq);
