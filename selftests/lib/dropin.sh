@@ -63,8 +63,7 @@ dropin_restore() {
 
 LOG_MARK=
 log_mark() {
-	LOG_MARK="xrdma-selftest: dropin $$ $(now_ms)"
-	echo "$LOG_MARK" >/dev/kmsg
+	LOG_MARK=$(kmsg_mark dropin)
 }
 
 log_has() {

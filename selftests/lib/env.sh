@@ -94,10 +94,18 @@ readonly TAINT_LETTERS=PFSRMBUDAWCIOELKXTN
 DMESG_MARK=
 DMESG_TAINT0=0
 
+# kmsg_mark WHAT: write a unique line naming WHAT into the kernel log and
+# print it, for dmesg_since.
+kmsg_mark() {
+	local mark
+	mark="xrdma-selftest: $1 $$ $(now_ms)"
+	echo "$mark" >/dev/kmsg
+	echo "$mark"
+}
+
 # dmesg_mark [TAG]: remember "now" in the kernel log (and the taint).
 dmesg_mark() {
-	DMESG_MARK="xrdma-selftest: mark ${1:-${0##*/}} $$ $(now_ms)"
-	echo "$DMESG_MARK" >/dev/kmsg
+	DMESG_MARK=$(kmsg_mark "mark ${1:-${0##*/}}")
 	DMESG_TAINT0=$(</proc/sys/kernel/tainted)
 }
 

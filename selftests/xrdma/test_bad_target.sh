@@ -165,8 +165,7 @@ bt_log() {
 }
 
 bt_mark() {
-	BT_MARK="xrdma-selftest: bad target $1 $$ $(now_ms)"
-	echo "$BT_MARK" >/dev/kmsg
+	BT_MARK=$(kmsg_mark "bad target $1")
 }
 
 # bt_logged ERE: the scenario's kernel log has a matching line (shown).

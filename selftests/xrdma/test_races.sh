@@ -81,8 +81,7 @@ race() {
 # own mark stays for dmesg_check).
 RACE_MARK=
 race_mark() {
-	RACE_MARK="xrdma-selftest: race $1 $$ $(now_ms)"
-	echo "$RACE_MARK" >/dev/kmsg
+	RACE_MARK=$(kmsg_mark "race $1")
 }
 
 # since_race: the kernel log since race_mark.
