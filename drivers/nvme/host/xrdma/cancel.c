@@ -21,8 +21,8 @@
  *
  * Only the caller that moves the waiting bits to 0 may end the request
  * (the last arrival of what it waits for, in request.c, is the other way
- * to win).  A cancel, the timeout handler and a submitter that finds its
- * queue stopped may meet on one request; each claims before it
+ * to win).  A cancel, a failed post and a submitter that finds its queue
+ * stopped may meet a response on one request; each claims before it
  * completes, so none completes it twice (review N4).  The command id's
  * generation moves on: a late response for it must not match the next
  * command on the tag (review M2).
