@@ -18,7 +18,10 @@
 # - N5: a connection of a setup lost (tools/badtarget idle-dreq) before
 #   the I/O queues' fabrics Connects, held back meanwhile: the abort stops
 #   every queue first, and a stopped queue must not publish its tags
-#   (xrdma_queue_free() warns if a queue is freed with them published).
+#   (xrdma_queue_free() warns if a queue is freed with them published);
+# - m-b: an RDMA device removed while a reset's queue stop is held in its
+#   drain: the removal walks the controllers holding their list's mutex,
+#   which connects and frees need too, and must not wait for the stop.
 # Each subtest checks the kernel log for what the window must show, so a
 # subtest that did not reach its window fails instead of passing.
 #
@@ -40,7 +43,7 @@ readonly PORT_B=14
 readonly NETDEV_C=xrdma-rig5
 readonly RXE_C=rxe5
 readonly DELAY=/sys/kernel/debug/nvme-xrdma/delay
-readonly RACES=${XRDMA_RACES:-n1,n2,n3,n5}
+readonly RACES=${XRDMA_RACES:-n1,n2,n3,n5,mb}
 readonly BT_PORT=4425
 readonly BT_NQN=nqn.2026-11.io.xrdma:races
 CTRL=
@@ -55,7 +58,7 @@ delay_set() {
 cleanup() {
 	local p
 	[[ -n $BT_PID ]] && kill -KILL "$BT_PID" 2>/dev/null
-	for p in io_setup queues_free port_up io_start; do
+	for p in io_setup queues_free port_up io_start queue_stop; do
 		[[ -w $DELAY/$p ]] && echo 0 >"$DELAY/$p"
 	done
 	[[ -n $BG_PID ]] && wait "$BG_PID"
@@ -67,7 +70,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="ip rdma $BADTARGET"
-test_begin 7
+test_begin 8
 
 # race NAME: whether XRDMA_RACES asks for it; a subtest it leaves out skips.
 race() {
@@ -256,6 +259,42 @@ t_n5() {
 	return "$rc"
 }
 
+# m-b: a reset whose queue stops are each held 6 s, and meanwhile another
+# RDMA device added and removed: the removal must not wait for the stop.
+t_mb() {
+	local c t0 ms rc=0
+	race mb || return
+	connect_subsys "$TR" "$RIG_NQN_RAM" || return 1
+	c=$CTRL
+	race_mark mb
+	ip link add "$NETDEV_C" type dummy && ip link set "$NETDEV_C" up ||
+		return 1
+	rdma link add "$RXE_C" type rxe netdev "$NETDEV_C" || rc=1
+	delay_set queue_stop $((6000 * SCALE)) || return 1
+	nvme reset "/dev/$c" >"$TEST_TMP/mb.reset" 2>&1 &
+	BG_PID=$!
+	wait_for $((20 * SCALE)) logged "delay point queue_stop" || {
+		echo "the reset never reached the queue_stop delay point"
+		rc=1
+	}
+	t0=$(now_ms)
+	rdma link delete "$RXE_C" || rc=1
+	ms=$(($(now_ms) - t0))
+	delay_set queue_stop 0
+	echo "removing $RXE_C took $ms ms, a queue stop held for 6000 ms"
+	((ms < 2000 * SCALE)) || {
+		echo "the removal waited for the held stop"
+		rc=1
+	}
+	wait "$BG_PID" || rc=1
+	BG_PID=
+	ip link del "$NETDEV_C" || rc=1
+	nvme_wait_state "$c" live $((60 * SCALE)) || rc=1
+	nvme_disconnect "$c" $((30 * SCALE)) || rc=1
+	CTRL=
+	return "$rc"
+}
+
 t_leak() {
 	if ((PATH_B)); then
 		rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B" || return 1
@@ -269,6 +308,7 @@ ktap_run "N1: a creation failing with its port down, its parked CM id released l
 ktap_run "N2: an RDMA device removed while a controller is freed" t_n2
 ktap_run "N3: a controller deleted while a port-up event queues its reconnect" t_n3
 ktap_run "N5: a queue stopped before its fabrics Connect publishes no tags" t_n5
+ktap_run "m-b: an RDMA device removed while a queue stop is held" t_mb
 ktap_run "RDMA resources and module refs back to baseline" t_leak
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
 ktap_finished

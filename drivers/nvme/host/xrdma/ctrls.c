@@ -88,25 +88,25 @@ bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts)
 
 /*
  * Whether a queue of @ctrl is on @ibdev (and on @port, unless it is 0).
- * Call with xrdma_ctrl_mutex.
+ * Call with xrdma_ctrl_mutex, which keeps the queue array (a controller
+ * is unlisted before it is freed).  Reads each queue's snapshot of its
+ * device, not its CM id: waiting for a queue's stop_lock here would hold
+ * every connect and free behind a drain (review m-b).
  */
 static bool xrdma_ctrl_uses_device(struct xrdma_ctrl *ctrl,
 				   struct ib_device *ibdev, u32 port)
 {
-	int qid, count = READ_ONCE(ctrl->ctrl.queue_count);
-	bool found = false;
+	u32 qid;
 
-	for (qid = 0; qid < count && !found; qid++) {
+	lockdep_assert_held(&xrdma_ctrl_mutex);
+	for (qid = 0; qid < ctrl->nr_queue_slots; qid++) {
 		struct xrdma_queue *queue = &ctrl->queues[qid];
 
-		/* stop_lock keeps the queue from being released meanwhile */
-		mutex_lock(&queue->stop_lock);
-		found = test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
-			queue->cm_id->device == ibdev &&
-			(!port || queue->cm_id->port_num == port);
-		mutex_unlock(&queue->stop_lock);
+		if (READ_ONCE(queue->on_ibdev) == ibdev &&
+		    (!port || READ_ONCE(queue->on_port) == port))
+			return true;
 	}
-	return found;
+	return false;
 }
 
 /**

@@ -14,6 +14,7 @@
  *                its timer and queueing it to run now
  * io_start       a setup whose I/O queues are connected, before their
  *                fabrics Connects
+ * queue_stop     the stop of a queue, after its drain, stop_lock held
  *
  * Each point sleeps for its value every time it is passed, and logs it.
  * The values are module-wide, not per controller.  Cost when off: one
@@ -37,6 +38,7 @@ static const char * const xrdma_delay_names[XRDMA_DELAY_NR] = {
 	[XRDMA_DELAY_QUEUES_FREE]	= "queues_free",
 	[XRDMA_DELAY_PORT_UP]		= "port_up",
 	[XRDMA_DELAY_IO_START]		= "io_start",
+	[XRDMA_DELAY_QUEUE_STOP]	= "queue_stop",
 };
 
 static atomic_t xrdma_delay_ms[XRDMA_DELAY_NR];

@@ -504,6 +504,8 @@ static int xrdma_queue_publish(struct xrdma_queue *queue)
 	if (test_bit(XRDMA_Q_CONNECTED, &queue->flags)) {
 		set_bit(XRDMA_Q_ALLOCATED, &queue->flags);
 		clear_bit(XRDMA_Q_STOPPED, &queue->flags);
+		WRITE_ONCE(queue->on_port, queue->cm_id->port_num);
+		WRITE_ONCE(queue->on_ibdev, queue->cm_id->device);
 	} else {
 		xrdma_qerr(queue, "connection lost as soon as established\n");
 		ret = -ECONNRESET;
@@ -704,6 +706,7 @@ void xrdma_queue_stop(struct xrdma_queue *queue)
 		/* wait out a poller that got in before STOPPED was set */
 		spin_lock(&queue->poll_lock);
 		spin_unlock(&queue->poll_lock);
+		xrdma_delay(XRDMA_DELAY_QUEUE_STOP);
 		/*
 		 * Withdrawn once no completion handler runs: a response that
 		 * came in before the flush still finds its command (m-c).
@@ -726,6 +729,7 @@ void xrdma_queue_free(struct xrdma_queue *queue)
 	if (WARN_ON_ONCE(READ_ONCE(queue->tags)))
 		WRITE_ONCE(queue->tags, NULL);
 	if (test_and_clear_bit(XRDMA_Q_ALLOCATED, &queue->flags)) {
+		WRITE_ONCE(queue->on_ibdev, NULL);
 		xrdma_debugfs_queue_del(queue);
 		xrdma_queue_destroy_ib(queue);
 		xrdma_cm_destroy_id(queue, true);

@@ -154,8 +154,13 @@ enum xrdma_queue_flags {
  * @crqsize: receive queue size the target announced in its CM reply
  * @drain_cqe: completion of the drain marker
  * @drain_done: completes when the drain marker was reaped
- * @stop_lock: serialises stop and free against the timeout handler, sysfs
- *	readers and device removal
+ * @stop_lock: serialises stop and free against sysfs readers; a drain
+ *	may hold it for seconds
+ * @on_ibdev: the RDMA device of the connection while the queue is
+ *	allocated, else NULL: compared, never followed, by the device and
+ *	port walks, which hold xrdma_ctrl_mutex and must not wait for
+ *	@stop_lock (lifecycle review m-b)
+ * @on_port: the port of that connection
  * @debugfs: this queue's debugfs directory
  * @connect_work: sets up an I/O queue's connection on xrdma_connect_wq
  * @connect_ret: what @connect_work's xrdma_queue_alloc() returned
@@ -211,6 +216,8 @@ struct xrdma_queue {
 	struct ib_cqe		drain_cqe;
 	struct completion	drain_done;
 	struct mutex		stop_lock;	/* see kernel-doc */
+	struct ib_device	*on_ibdev;
+	u32			on_port;
 	struct dentry		*debugfs;
 	struct work_struct	connect_work;
 	int			connect_ret;
@@ -626,6 +633,7 @@ enum xrdma_delay_point {
 	XRDMA_DELAY_QUEUES_FREE,
 	XRDMA_DELAY_PORT_UP,
 	XRDMA_DELAY_IO_START,
+	XRDMA_DELAY_QUEUE_STOP,
 	XRDMA_DELAY_NR
 };
 
