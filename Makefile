@@ -7,6 +7,8 @@
 #   make KSRC=/path/to/linux   take nvme.h/fabrics.h from a source tree
 #   make check              W=1 + sparse, checkpatch, selftests in QEMU
 #   make tools              the selftests' user-space helpers (tools/badtarget)
+#   make siw                soft-iWARP (siw.ko, not in Debian's kernel) from
+#                           linux-source-6.12, for XRDMA_PROVIDER=siw
 #   make demo               connect with xrdma in the QEMU rig, nvme list, fio
 #   make install|uninstall  modules_install into updates/ + depmod
 #   make deb                nvme-xrdma-dkms_<version>_all.deb (DKMS package)
@@ -47,7 +49,7 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak stress faults lint install uninstall headers check-debug \
-	check-twoguest dkms \
+	check-twoguest dkms siw \
 	debug-kernel debug-modules tools deb
 
 all: modules
@@ -119,6 +121,33 @@ dkms:
 tools:
 	$(MAKE) -C tools/badtarget
 
+# --- soft-iWARP, the rig's second RDMA provider ----------------------------
+#
+# Debian's kernel is built without CONFIG_RDMA_SIW. Only
+# drivers/infiniband/sw/siw of the source the private headers come from
+# (the tarball, or KSRC) is copied to .build/siw and built there against
+# KDIR; the version check of the headers covers it. XRDMA_PROVIDER=siw
+# makes the rig use it (selftests/lib/rig.sh; tools/vm/run installs it).
+SIW_PATH  := drivers/infiniband/sw/siw
+SIW_DIR   := $(BUILD)/siw
+SIW_KO    := $(SIW_DIR)/siw.ko
+
+$(SIW_DIR)/.stamp: $(KHDR)/.stamp
+	@tools/build/check-version $(KHDR)/Makefile "$(KREL)"
+	@rm -rf $(SIW_DIR) && mkdir -p $(SIW_DIR)
+ifneq ($(KSRC),)
+	@echo "  SIW     $(KSRC)/$(SIW_PATH)"
+	@cp $(KSRC)/$(SIW_PATH)/* $(SIW_DIR)/
+else
+	@echo "  SIW     $(KSRC_TAR)"
+	@tar -xJf $(KSRC_TAR) -C $(SIW_DIR) --strip-components=5 \
+		linux-source-6.12/$(SIW_PATH)
+endif
+	@touch $@
+
+siw: $(SIW_DIR)/.stamp
+	$(MAKE) -C $(KDIR) M=$(SIW_DIR) CONFIG_RDMA_SIW=m modules
+
 clean:
 	-$(MAKE) $(KBUILD_ARGS) clean
 	-$(MAKE) -C tools/badtarget clean
@@ -157,7 +186,7 @@ lint: $(KHDR)/.stamp
 
 # the package, the suite, then test_lifecycle with CPUs offline since
 # boot; one total line
-selftests: modules tools deb
+selftests: modules tools deb siw
 	tools/vm/selftests
 
 check: check-build checkpatch lint selftests
@@ -216,7 +245,7 @@ soak: modules
 
 # the actors of the controller life cycle at once for 30 min (make check
 # runs 2 min of it, make check-debug 30): see selftests/xrdma/test_stress.sh
-stress: modules tools
+stress: modules tools siw
 	XRDMA_STRESS_SECS=$${XRDMA_STRESS_SECS:-1800} XRDMA_TIMEOUT=3600 \
 		tools/vm/run --timeout 5400 \
 		-- selftests/run_selftests.sh xrdma/test_stress.sh
