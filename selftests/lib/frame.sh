@@ -71,7 +71,9 @@ test_begin() {
 	if ((TEST_RIG)); then
 		require_vm
 		want_cmds+=" nvme rdma ip fio"
-		want_mods+=" dummy rdma_rxe null_blk nvmet_rdma"
+		[[ -n $RIG_PROVIDER_MOD ]] || ktap_exit_fail_msg \
+			"unknown XRDMA_PROVIDER=$RIG_PROVIDER (rxe or siw)"
+		want_mods+=" dummy $RIG_PROVIDER_MOD null_blk nvmet_rdma"
 	fi
 	# shellcheck disable=SC2086 # word lists on purpose
 	require_cmd $want_cmds

@@ -5,6 +5,7 @@
 #
 #   dummy netdev $RIG_NETDEV   192.0.2.1/24 (TEST-NET-1), 2001:db8::1/64
 #   soft-RoCE    $RIG_RXE      "rdma link add rxe0 type rxe netdev ..."
+#                (or soft-iWARP "siw0 type siw" with XRDMA_PROVIDER=siw)
 #   null_blk     xrdma_null    1 GiB, no memory backing (fast, data lost)
 #                xrdma_ram     memory backed, data can be verified
 #   nvmet        $RIG_NQN_NULL namespace 1 -> /dev/xrdma_null
@@ -16,6 +17,12 @@
 # same-MAC traffic back internally. The guest is isolated, so the
 # documentation address ranges are safe to use.
 #
+# XRDMA_PROVIDER=siw (default rxe) puts soft-iWARP (siw.ko, "make siw",
+# installed by tools/vm/run) in rxe's place: the devices are then named
+# siwN instead of rxeN (${RIG_PROVIDER}N), and the connections are TCP
+# (over the loopback). Tests add devices with rig_rdma_link_add;
+# rig_iwarp tells the providers apart.
+#
 # Extra objects on demand: rig_add_nullb, rig_add_subsys, rig_add_port,
 # rig_link, and the ready-made rig_add_ipv6_port, rig_add_param_port,
 # rig_add_rdma_subsys and rig_add_path (a second netdev and rxe device
@@ -26,9 +33,15 @@
 #
 # rig_setup is idempotent. Needs lib/env.sh and lib/nvme.sh.
 
+RIG_PROVIDER=${XRDMA_PROVIDER:-rxe}
+case $RIG_PROVIDER in
+rxe) RIG_PROVIDER_MOD=rdma_rxe ;;
+siw) RIG_PROVIDER_MOD=siw ;;
+*) RIG_PROVIDER_MOD= ;;	# test_begin fails
+esac
 RIG_STATE=${RIG_STATE:-/run/xrdma-rig}
 RIG_NETDEV=${RIG_NETDEV:-xrdma-rig0}
-RIG_RXE=${RIG_RXE:-rxe0}
+RIG_RXE=${RIG_RXE:-${RIG_PROVIDER}0}
 RIG_IP4=${RIG_IP4:-192.0.2.1}
 RIG_IP6=${RIG_IP6:-2001:db8::1}
 RIG_TRSVCID=${RIG_TRSVCID:-4420}
@@ -76,6 +89,17 @@ rig_is_up() {
 
 # ---------------------------------------------------------------- netdev/rxe
 
+# rig_iwarp: the provider is soft-iWARP (siw).
+rig_iwarp() {
+	[[ $RIG_PROVIDER == siw ]]
+}
+
+# rig_rdma_link_add NAME NETDEV: an RDMA device of the provider on NETDEV.
+rig_rdma_link_add() {
+	modprobe "$RIG_PROVIDER_MOD" &&
+		rdma link add "$1" type "$RIG_PROVIDER" netdev "$2"
+}
+
 # The GID of an IP address as sysfs prints it (IPv4 is v4-mapped).
 rig_gid_of() {
 	local ip=$1 a b c d
@@ -119,7 +143,14 @@ rig_has_gid() {
 		2>/dev/null
 }
 
-# rig_rxe_active [RXE]
+# rig_addr_ready IP [RXE]: the RDMA device can be reached at IP: rxe has
+# a GID for it (filled from netdev events, asynchronously); iWARP
+# addresses by IP alone (siw has one GID, from the MAC address).
+rig_addr_ready() {
+	rig_iwarp || rig_has_gid "$@"
+}
+
+# rig_rxe_active [RXE]: the port of the rig's RDMA device (or RXE) is up.
 rig_rxe_active() {
 	rdma link show "${1:-$RIG_RXE}/1" 2>/dev/null | grep -q "state ACTIVE"
 }
@@ -134,8 +165,7 @@ rig_setup_net() {
 	ip link set "$RIG_NETDEV" up || return 1
 
 	if ! rdma link show "$RIG_RXE/1" >/dev/null 2>&1; then
-		modprobe rdma_rxe || return 1
-		rdma link add "$RIG_RXE" type rxe netdev "$RIG_NETDEV" || return 1
+		rig_rdma_link_add "$RIG_RXE" "$RIG_NETDEV" || return 1
 		rig_push rxe "$RIG_RXE"
 	fi
 	wait_for 30 rig_rxe_active || {
@@ -143,12 +173,11 @@ rig_setup_net() {
 		rdma link show
 		return 1
 	}
-	# The GID table is filled from netdev events, asynchronously.
-	wait_for 30 rig_has_gid "$RIG_IP4" || {
+	wait_for 30 rig_addr_ready "$RIG_IP4" || {
 		rig_log "no GID for $RIG_IP4 on $RIG_RXE"
 		return 1
 	}
-	wait_for 30 rig_has_gid "$RIG_IP6" || {
+	wait_for 30 rig_addr_ready "$RIG_IP6" || {
 		rig_log "no GID for $RIG_IP6 on $RIG_RXE"
 		return 1
 	}
@@ -332,14 +361,14 @@ rig_add_path() {
 	fi
 	ip addr replace "$ip/24" dev "$nd" && ip link set "$nd" up || return 1
 	if ! rdma link show "$rxe/1" >/dev/null 2>&1; then
-		rdma link add "$rxe" type rxe netdev "$nd" || return 1
+		rig_rdma_link_add "$rxe" "$nd" || return 1
 		rig_push rxe "$rxe"
 	fi
 	wait_for 30 rig_rxe_active "$rxe" || {
 		rig_log "$rxe port not ACTIVE"
 		return 1
 	}
-	wait_for 30 rig_has_gid "$ip" "$rxe" || {
+	wait_for 30 rig_addr_ready "$ip" "$rxe" || {
 		rig_log "no GID for $ip on $rxe"
 		return 1
 	}

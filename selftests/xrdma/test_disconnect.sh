@@ -277,7 +277,7 @@ link_down_disconnect() {
 	CTRL=
 	ip link set "$RIG_NETDEV" up || rc=1
 	wait_for 30 rig_rxe_active || rc=1
-	wait_for 30 rig_has_gid "$RIG_IP4" || rc=1
+	wait_for 30 rig_addr_ready "$RIG_IP4" || rc=1
 	return "$rc"
 }
 

@@ -37,11 +37,11 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 readonly TR=xrdma
 readonly SCALE=${XRDMA_TIMEOUT_SCALE:-1}
 readonly NETDEV_B=xrdma-rig4
-readonly RXE_B=rxe4
+readonly RXE_B=${RIG_PROVIDER}4
 readonly IP_B=198.18.0.1
 readonly PORT_B=14
 readonly NETDEV_C=xrdma-rig5
-readonly RXE_C=rxe5
+readonly RXE_C=${RIG_PROVIDER}5
 readonly DELAY=/sys/kernel/debug/nvme-xrdma/delay
 readonly RACES=${XRDMA_RACES:-n1,n2,n3,n5,mb}
 readonly BT_PORT=4425
@@ -171,7 +171,7 @@ t_n2() {
 		echo "the free never reached the queues_free delay point"
 		rc=1
 	}
-	rdma link add "$RXE_C" type rxe netdev "$NETDEV_C" || rc=1
+	rig_rdma_link_add "$RXE_C" "$NETDEV_C" || rc=1
 	rdma link delete "$RXE_C" || rc=1
 	wait_for $((30 * SCALE)) pid_gone "$BG_PID" || rc=1
 	wait "$BG_PID" || rc=1

@@ -87,9 +87,9 @@ t_link_delete() {
 }
 
 t_link_back() {
-	rdma link add "$RIG_RXE" type rxe netdev "$RIG_NETDEV" || return 1
+	rig_rdma_link_add "$RIG_RXE" "$RIG_NETDEV" || return 1
 	wait_for 30 rig_rxe_active || return 1
-	wait_for 30 rig_has_gid "$RIG_IP4" || return 1
+	wait_for 30 rig_addr_ready "$RIG_IP4" || return 1
 	# nvmet-rdma drops its listener with the device: re-enable the port
 	rig_port_close
 	rig_port_open || return 1

@@ -28,7 +28,7 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 readonly TR=xrdma
 readonly SCALE=${XRDMA_TIMEOUT_SCALE:-1}
 readonly NETDEV_B=xrdma-rig2
-readonly RXE_B=rxe2
+readonly RXE_B=${RIG_PROVIDER}2
 readonly IP_B=198.51.100.1
 readonly PORT_B=12
 readonly PORT_ANY=13
@@ -101,7 +101,7 @@ connect_on() {
 	[[ $nd == "$RIG_NETDEV" ]] && other=$NETDEV_B
 	ip addr del "$MOVE_IP/32" dev "$other" 2>/dev/null
 	ip addr replace "$MOVE_IP/32" dev "$nd" || return 1
-	wait_for 30 rig_has_gid "$MOVE_IP" "$1" || {
+	wait_for 30 rig_addr_ready "$MOVE_IP" "$1" || {
 		echo "no GID for $MOVE_IP on $1"
 		return 1
 	}
@@ -142,7 +142,7 @@ split() {
 			return 1
 		}
 	ip addr add "$MOVE_IP/32" dev "$nd" || return 1
-	wait_for 30 rig_has_gid "$MOVE_IP" "$io_dev" || {
+	wait_for 30 rig_addr_ready "$MOVE_IP" "$io_dev" || {
 		echo "no GID for $MOVE_IP on $io_dev"
 		echo 0 >"$hold"
 		return 1
@@ -167,7 +167,7 @@ split() {
 }
 
 rxe_b_back() {
-	rdma link add "$RXE_B" type rxe netdev "$NETDEV_B" || return 1
+	rig_rdma_link_add "$RXE_B" "$NETDEV_B" || return 1
 	wait_for 30 rig_rxe_active "$RXE_B"
 }
 
