@@ -25,6 +25,10 @@
 # only once the controller is LIVE again, and if QP1 still ends up in the
 # error state (the target's own DREQ, say) it says so.
 #
+# On siw (XRDMA_PROVIDER=siw), which logs nothing of its own port, the
+# link's times come from siw's netdev notifier through dynamic debug
+# ("siw: event 2" down, "siw: event 1" up), logged where rxe logs them.
+#
 # XRDMA_FLAP_TR=rdma runs the same storm against the in-kernel host.
 
 set -u
@@ -38,7 +42,19 @@ readonly FLAPS=${XRDMA_FLAPS:-20}
 CTRL=
 DEV=
 
+# the kernel log lines of the link going down and coming up
+if rig_iwarp; then
+	readonly SIW_DYNDBG="module siw func siw_netdev_event"
+	# at the end of the line (awk -v turns \\n into a newline)
+	readonly LOG_DOWN="net $RIG_NETDEV: siw: event 2\\n"
+	readonly LOG_UP="net $RIG_NETDEV: siw: event 1\\n"
+else
+	readonly LOG_DOWN="infiniband $RIG_RXE: set down"
+	readonly LOG_UP="infiniband $RIG_RXE: set active"
+fi
+
 cleanup() {
+	rig_iwarp && echo "$SIW_DYNDBG -p" >/proc/dynamic_debug/control
 	ip link set "$RIG_NETDEV" up 2>/dev/null
 	# addresses and GIDs back as the rig had them, for the next test
 	rig_setup_net >/dev/null 2>&1
@@ -51,6 +67,9 @@ TEST_MODULES="nvme_$TR"
 test_begin 8
 
 t_connect() {
+	if rig_iwarp; then
+		echo "$SIW_DYNDBG +p" >/proc/dynamic_debug/control || return 1
+	fi
 	# reconnect every second, give up only after 5 minutes
 	connect_ram "$TR" -c 1 -l 300 -k 5
 }
@@ -140,17 +159,17 @@ t_recovered() {
 }
 
 # port_event_ms: from the kernel's own timestamps since the test's mark,
-# per flap "DOWN UP ATTEMPT": ms from rxe's "set down" to this
+# per flap "DOWN UP ATTEMPT": ms from rxe's "set down" (LOG_DOWN) to this
 # controller's "starting error recovery" (0 where the netdev notifier
-# started it first), from "set active" to its queues "mapped" again, and
-# from "set active" to xrdma's reconnect attempt (- for nvme-rdma, which
-# logs none).  No poll step of ours is in these.
+# started it first), from "set active" (LOG_UP) to its queues "mapped"
+# again, and from "set active" to xrdma's reconnect attempt (- for
+# nvme-rdma, which logs none).  No poll step of ours is in these.
 port_event_ms() {
-	dmesg_since_mark | awk -v rxe="infiniband $RIG_RXE: " -v c="nvme $CTRL: " '
+	dmesg_since_mark | awk -v ldown="$LOG_DOWN" -v lup="$LOG_UP" -v c="nvme $CTRL: " '
 		BEGIN { d = "-"; a = "-" }
 		function ms(a, b) { return int((b - a) * 1000 + 0.5) }
 		function t() { s = $0; sub(/^\[ */, "", s); sub(/\].*/, "", s); return s + 0 }
-		index($0, rxe "set down") {
+		index($0 "\n", ldown) {
 			down = t(); dn = 1
 			# the netdev notifier may have come first (at most 0.5 s)
 			if (rec != "" && down - rec <= 0.5) { d = 0; dn = 0 }
@@ -159,7 +178,7 @@ port_event_ms() {
 		index($0, c "starting error recovery") {
 			if (dn) { d = ms(down, t()); dn = 0 } else rec = t()
 		}
-		index($0, rxe "set active") { up = t(); un = 1; a = "-" }
+		index($0 "\n", lup) { up = t(); un = 1; a = "-" }
 		un && index($0, c "reconnect attempt") && a == "-" { a = ms(up, t()) }
 		un && index($0, c "mapped ") {
 			print d, ms(up, t()), a; un = 0; d = "-"
