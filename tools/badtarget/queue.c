@@ -210,6 +210,8 @@ static int post_rsp(struct queue *q, int i, const void *src, uint32_t lkey,
 	}, *bad;
 
 	send.invalidate_rkey = inv_rkey;
+	/* libsiw (rdma-core 44) sends the STag of wr.rdma.rkey instead */
+	send.wr.rdma.rkey = inv_rkey;
 	write.wr.rdma.remote_addr = c->addr;
 	write.wr.rdma.rkey = c->rkey;
 	if (ibv_post_send(q->id->qp, wlen ? &write : &send, &bad)) {
