@@ -9,7 +9,11 @@
 #             deleted, sometimes mid-I/O, sometimes mid-connect;
 #   device    a second RDMA device is added and deleted;
 #   pathb     path B (its own netdev and rxe device) flaps under a third
-#             controller, and connects are started while it is down;
+#             controller, and connects are started while it is down: each
+#             must fail, and within 10 s (it must not wait for a CM reply
+#             through the down port; address resolution gives up after
+#             3 s);
+#   patha     (siw only) the survivor's own link flaps;
 #   target    the target changes the survivor's queue count (attr_qid_max,
 #             which makes nvmet drop its controllers) or unlinks and
 #             relinks the null subsystem;
@@ -19,10 +23,13 @@
 # gone, RDMA resources and module refs at baseline, no kernel warning.
 # The count of each actor's rounds is printed.
 #
+# Afterwards also: no actor saw a wrong outcome (pathb's connects).
+#
 # XRDMA_STRESS_SECS (default 120) sets the duration, XRDMA_STRESS_SEED
 # the random seed (printed), XRDMA_STRESS_ACTORS a comma list of actors.
-# The survivor's link stays up: rxe's GSI QP may wedge when a CM message
-# meets its netdev going down (DEVELOPERS.md), so only path B flaps.
+# On rxe the survivor's link stays up: rxe's GSI QP may wedge when a CM
+# message meets its netdev going down, so only path B flaps there. siw's
+# CM is TCP, so with XRDMA_PROVIDER=siw path A flaps too (patha).
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -33,13 +40,17 @@ readonly TR=xrdma
 readonly SCALE=${XRDMA_TIMEOUT_SCALE:-1}
 readonly SECS=${XRDMA_STRESS_SECS:-120}
 readonly SEED=${XRDMA_STRESS_SEED:-$$}
-readonly ACTORS=${XRDMA_STRESS_ACTORS:-reset,second,device,pathb,target,bad}
+if rig_iwarp; then
+	readonly ACTORS=${XRDMA_STRESS_ACTORS:-reset,second,device,pathb,patha,target,bad}
+else
+	readonly ACTORS=${XRDMA_STRESS_ACTORS:-reset,second,device,pathb,target,bad}
+fi
 readonly NETDEV_B=xrdma-rig6
-readonly RXE_B=rxe6
+readonly RXE_B=${RIG_PROVIDER}6
 readonly IP_B=198.18.1.1
 readonly PORT_B=16
 readonly NETDEV_D=xrdma-rig7
-readonly RXE_D=rxe7
+readonly RXE_D=${RIG_PROVIDER}7
 readonly BT_PORT=4426
 readonly BT_NQN=nqn.2026-11.io.xrdma:stress
 readonly BT_SCENARIOS=(replay-cid unknown-cid short-capsule bad-status
@@ -60,6 +71,7 @@ cleanup() {
 	done
 	pkill -KILL -f "badtarget --port $BT_PORT" 2>/dev/null
 	ip link set "$NETDEV_B" up 2>/dev/null
+	[[ ,$ACTORS, == *,patha,* ]] && path_a_up
 	[[ -n $QID_MAX0 ]] && echo "$QID_MAX0" >"$QID_MAX"
 	rig_link "$RIG_PORT" "$RIG_NQN_NULL" >/dev/null 2>&1
 	nvme_delete_ctrls "$TR"
@@ -91,6 +103,13 @@ nap() {
 # count ACTOR WHAT: one more round of ACTOR's WHAT.
 count() {
 	echo "$2" >>"$TEST_TMP/count.$1"
+}
+
+# wrong ACTOR WHAT...: a wrong outcome, which fails the stress.
+wrong() {
+	local a=$1
+	shift
+	echo "$a: $*" | tee -a "$TEST_TMP/wrong"
 }
 
 # ctrls_of NQN [TRADDR]: controllers to NQN other than the survivor.
@@ -152,14 +171,14 @@ a_device() {
 	while running; do
 		nap 2 8
 		running || break
-		rdma link add "$RXE_D" type rxe netdev "$NETDEV_D" || continue
+		rig_rdma_link_add "$RXE_D" "$NETDEV_D" || continue
 		nap 1 4
 		rdma link delete "$RXE_D" && count device add-delete
 	done
 }
 
 a_pathb() {
-	local c
+	local c before t0 ms
 	while running; do
 		if [[ -z $(ctrls_of "$RIG_NQN_NULL" "$IP_B") ]]; then
 			nvme_connect "$TR" "$IP_B" "$RIG_NQN_NULL" -l 10 -c 1 \
@@ -170,9 +189,25 @@ a_pathb() {
 		running || break
 		ip link set "$NETDEV_B" down
 		count pathb flap
-		# a connect through a port that is down fails at once
-		nvme_connect "$TR" "$IP_B" "$RIG_NQN_NULL" --duplicate-connect \
-			>/dev/null 2>&1 && echo "pathb: connected through a port that is down"
+		# a connect through a port that is down fails at once: no
+		# controller, and no wait for a CM reply (XRDMA_CM_ESTABLISH_MS).
+		# Straight to the kernel: nvme-cli (libnvme 1.3) refuses it as
+		# "already connected" while pathb's controller is there, even
+		# with --duplicate-connect.
+		before=$(ctrls_of "$RIG_NQN_NULL" "$IP_B")
+		t0=$(now_ms)
+		if echo "transport=$TR,traddr=$IP_B,trsvcid=$RIG_TRSVCID,nqn=$RIG_NQN_NULL,hostnqn=$NVME_HOSTNQN,hostid=$NVME_HOSTID,duplicate_connect" \
+			2>"$TEST_TMP/pathb.down" >/dev/nvme-fabrics; then
+			wrong pathb "connected through a port that is down"
+			for c in $(ctrls_of "$RIG_NQN_NULL" "$IP_B"); do
+				grep -qx "$c" <<<"$before" || nvme_delete_ctrl "$c"
+			done
+		fi
+		ms=$(($(now_ms) - t0))
+		echo "connect with the port down: $ms ms," \
+			"$(sed 's/.*write error: //' "$TEST_TMP/pathb.down")"
+		((ms <= 10000 * SCALE)) ||
+			wrong pathb "a connect with the port down took $ms ms"
 		count pathb connect-down
 		nap 1 3
 		ip link set "$NETDEV_B" up
@@ -180,6 +215,31 @@ a_pathb() {
 	done
 	for c in $(ctrls_of "$RIG_NQN_NULL" "$IP_B"); do
 		nvme_delete_ctrl "$c"
+	done
+}
+
+# path_a_up: the rig's netdev up, its IPv6 address back (gone with the
+# link on the way down)
+path_a_up() {
+	ip link set "$RIG_NETDEV" up 2>/dev/null
+	rig_setup_net >/dev/null 2>&1
+}
+
+# iWARP only: the survivor's own link (path A) flaps; on rxe a CM message
+# meeting the netdev going down can wedge the device's GSI QP
+a_patha() {
+	rig_iwarp || {
+		wrong patha "path A flaps only on iWARP (XRDMA_PROVIDER=siw)"
+		return
+	}
+	while running; do
+		nap 5 15
+		running || break
+		ip link set "$RIG_NETDEV" down
+		count patha flap
+		nap 1 3
+		path_a_up
+		wait_for 30 rig_rxe_active || wrong patha "$RIG_RXE not ACTIVE"
 	done
 }
 
@@ -267,6 +327,11 @@ t_stress() {
 			awk '{ printf "%s %s, ", $2, $1 }')"
 		tail -n 3 "$TEST_TMP/actor.$a.log" | sed 's/^/  /'
 	done
+	if [[ -s $TEST_TMP/wrong ]]; then
+		echo "wrong outcomes:"
+		sed 's/^/  /' "$TEST_TMP/wrong"
+		rc=1
+	fi
 	echo "survivor recoveries $(nvme_ctrl_attr "$CTRL" xrdma/recoveries)," \
 		"reconnects failed $(nvme_ctrl_attr "$CTRL" xrdma/failed_reconnects)"
 	return "$rc"
