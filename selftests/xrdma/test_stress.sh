@@ -29,7 +29,10 @@
 # the random seed (printed), XRDMA_STRESS_ACTORS a comma list of actors.
 # On rxe the survivor's link stays up: rxe's GSI QP may wedge when a CM
 # message meets its netdev going down, so only path B flaps there. siw's
-# CM is TCP, so with XRDMA_PROVIDER=siw path A flaps too (patha).
+# CM is TCP, so with XRDMA_PROVIDER=siw path A flaps too (patha). On siw
+# the stress itself passed in 240 s, but twice the target (nvmet-rdma)
+# then hung removing path B's port: a queue release waiting forever in
+# nvmet_sq_destroy() after its controller's keep-alive expired.
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
