@@ -269,7 +269,7 @@ t_mb() {
 	race_mark mb
 	ip link add "$NETDEV_C" type dummy && ip link set "$NETDEV_C" up ||
 		return 1
-	rdma link add "$RXE_C" type rxe netdev "$NETDEV_C" || rc=1
+	rig_rdma_link_add "$RXE_C" "$NETDEV_C" || rc=1
 	delay_set queue_stop $((6000 * SCALE)) || return 1
 	nvme reset "/dev/$c" >"$TEST_TMP/mb.reset" 2>&1 &
 	BG_PID=$!
