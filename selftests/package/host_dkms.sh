@@ -1,0 +1,352 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The machine's half of the package test (package/test_dkms.sh is the
+# guest's): what an admin runs, "apt install ./nvme-xrdma-dkms_*.deb"
+# (built by "make deb" at the top of the tree), then "apt remove" and
+# "apt purge", at native speed in a throw-away root on this machine: an
+# overlay of / (its upper layer on a tmpfs) in a private mount namespace,
+# chrooted into, with /proc, a read-only /sys and /dev. In that root,
+# "uname -r" says the pinned kernel (a wrapper in place of /usr/bin/uname)
+# so that the package's postinst builds for that kernel alone, as on a
+# machine that runs it (in a chroot it would build for every kernel).
+#
+# DKMS must build and install nvme-xrdma for the pinned kernel into
+# updates/dkms, with the layout guard, and install the modprobe.d file
+# with nothing active. A second installed 6.12 ABI (tools/setup,
+# /etc/xrdma-kver2), whose private nvme headers linux-source-6.12 does not
+# hold, gets what its installation runs, the kernel's DKMS hook: the hook
+# must succeed (Debian 12's dkms fails it, and with it the kernel's
+# postinst, for a module it skips) and install for that kernel an
+# nvme-xrdma that refuses to load and says why. "apt remove" must leave
+# no nvme-xrdma module behind, the purge no modprobe.d file; and nothing
+# of it may reach the machine's own root file system: its module trees,
+# /var/lib/dkms, /usr/src, /etc/modprobe.d and dpkg's status are compared
+# with what they were before, and no mount of ours may show outside the
+# namespace.
+#
+# Before the removal, the module DKMS installed for the pinned kernel,
+# the module index its depmod wrote and the modprobe.d file are copied to
+# STATEDIR, with the module's GNU build ID: the guest's half
+# (XRDMA_DKMS_STATE=STATEDIR) puts them in place, has
+# "nvme connect -t xrdma" autoload that module and does verified I/O.
+# tools/vm/selftests runs both halves (make check; alone:
+# tools/vm/selftests --package).
+#
+#   selftests/package/host_dkms.sh STATEDIR
+#
+# Root only (skips, exit 4, otherwise). apt runs offline: the package's
+# dependencies (dkms, linux-source-6.12, dwarves) are installed by
+# tools/setup. XRDMA_DKMS_DEB names the .deb (default: the one at the top
+# of the tree); skips without one. Prints KTAP; exit status as
+# ktap_finished's. About 2 to 3 minutes on 2 cores, most of it the DKMS
+# build for the pinned kernel (the headers unpacked from
+# linux-source-6.12's tarball, the layout guard, the module) and two
+# depmod runs.
+
+set -u
+DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# shellcheck source=../lib/ktap.sh
+. "$DIR/../lib/ktap.sh"
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export LC_ALL=C
+
+readonly MOD=nvme-xrdma
+readonly PKG=nvme-xrdma-dkms
+readonly CONF=/etc/modprobe.d/nvme-xrdma.conf
+TOP=$(cd "$DIR/../.." && pwd -P)
+readonly TOP
+KREL=$(cat /etc/xrdma-kver 2>/dev/null || echo 6.12.117)+deb12-amd64
+KREL2=$(cat /etc/xrdma-kver2 2>/dev/null)
+KREL2=${KREL2:+$KREL2+deb12-amd64}
+readonly KREL KREL2
+
+STATE=${1:-}
+DEB=${XRDMA_DKMS_DEB:-}
+if [[ -z $DEB ]]; then
+	for f in "$TOP"/nvme-xrdma-dkms_*_all.deb; do
+		[[ -f $f ]] && DEB=$f
+	done
+fi
+
+# ------------------------------------------------------------ namespace
+
+# Everything below runs in a private mount namespace: the overlay, the
+# tmpfs under it and the chroot's mounts exist only there, and go with
+# the namespace if a cleanup is cut short.
+if [[ -z ${XRDMA_DKMS_UNSHARED:-} ]]; then
+	[[ -n $STATE && -d $STATE ]] || {
+		echo "usage: ${0##*/} STATEDIR (an existing directory)" >&2
+		exit 2
+	}
+	if (($(id -u) != 0)); then
+		ktap_print_header
+		ktap_exit_skip_msg "must be root"
+	fi
+	for c in unshare chroot mount apt dpkg-query modinfo readelf xz; do
+		command -v "$c" >/dev/null || {
+			ktap_print_header
+			ktap_exit_skip_msg "missing command: $c"
+		}
+	done
+	[[ -f $DEB ]] || {
+		ktap_print_header
+		ktap_exit_skip_msg \
+			"no package ${DEB:-$TOP/nvme-xrdma-dkms_*_all.deb}: run make deb"
+	}
+	STATE=$(cd "$STATE" && pwd -P)
+	XRDMA_DKMS_UNSHARED=1 exec unshare -m --propagation private -- \
+		"$DIR/${BASH_SOURCE[0]##*/}" "$STATE"
+fi
+
+TMPD=
+ROOT=
+ROOT_BEFORE=
+
+# Processes still inside the throw-away root are ours (nothing else
+# enters it): stop them, then unmount it all (the chroot's mounts, the
+# overlay, the tmpfs) and remove the directory.
+teardown_root() {
+	local p
+	[[ -n $TMPD ]] || return 0
+	if [[ -n $ROOT ]]; then
+		for p in /proc/[0-9]*; do
+			[[ $(readlink "$p/root" 2>/dev/null) == "$ROOT" ]] &&
+				kill -KILL "${p##*/}" 2>/dev/null
+		done
+	fi
+	if mountpoint -q "$TMPD/t"; then
+		umount -R "$TMPD/t" || umount -R -l "$TMPD/t" || return 1
+	fi
+	# never into a mount that is still there
+	rm -rf --one-file-system "$TMPD"
+	TMPD=
+	ROOT=
+}
+trap 'teardown_root' EXIT
+
+# in_root CMD...: CMD in the throw-away root, with the environment of a
+# root login and nothing of ours.
+in_root() {
+	chroot "$ROOT" /usr/bin/env -i HOME=/root LANG=C.UTF-8 \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+# What the package could change on the machine's root file system.
+root_state() {
+	local k
+	for k in "$KREL" ${KREL2:+"$KREL2"}; do
+		find "/lib/modules/$k" -maxdepth 1 -name 'modules.*' \
+			-printf '%p %s %T@\n'
+		find "/lib/modules/$k/updates" -printf '%p %s %T@\n' 2>/dev/null
+	done
+	find /var/lib/dkms /usr/src /etc/modprobe.d -printf '%p %s %T@\n' \
+		2>/dev/null
+	sha256sum /var/lib/dpkg/status
+	ls -l /var/lib/dpkg/info/"$PKG".* 2>/dev/null
+}
+
+# build_id KO: the GNU build ID of a (compressed) module file.
+build_id() {
+	local ko=$1
+	case $ko in
+	*.xz) xz -dc "$ko" ;;
+	*.zst) zstd -dcq "$ko" ;;
+	*) cat "$ko" ;;
+	esac >"$TMPD/t/id.ko" || return 1
+	readelf -n "$TMPD/t/id.ko" | awk '/Build ID:/ { print $3 }'
+}
+
+# apt's chatter out, the rest of its output (and dkms's) kept
+apt_out() {
+	grep -vE '^(Reading|Building|Selecting|\(Reading)|readelf: Warning|^$|^WARNING: apt does not have|^Note, selecting' |
+		tail -n "$1"
+}
+
+t_root() {
+	ROOT_BEFORE=$(root_state)
+	TMPD=$(mktemp -d /var/tmp/xrdma-dkms-root.XXXXXX) || return 1
+	mkdir "$TMPD/t" &&
+		mount -t tmpfs -o mode=0755 xrdma-dkms "$TMPD/t" || return 1
+	mkdir "$TMPD/t/upper" "$TMPD/t/work" "$TMPD/t/root" || return 1
+	# the upper layer on its own file system: one on the root file
+	# system would be inside the lower layer
+	mount -t overlay xrdma-dkms \
+		-o "lowerdir=/,upperdir=$TMPD/t/upper,workdir=$TMPD/t/work" \
+		"$TMPD/t/root" || return 1
+	ROOT=$TMPD/t/root
+	mount -t proc proc "$ROOT/proc" &&
+		mount --bind /sys "$ROOT/sys" &&
+		mount -o remount,bind,ro "$ROOT/sys" &&
+		mount --rbind /dev "$ROOT/dev" || return 1
+	echo "throw-away root $ROOT (overlay of /, upper layer on a tmpfs)"
+
+	# in place of /usr/bin/uname: debconf runs the maintainer scripts
+	# with a PATH of its own. ROOT is checked again: a slip here must
+	# never touch the machine's own uname.
+	[[ $ROOT == "$TMPD"/t/root && -d $ROOT/usr/bin ]] || return 1
+	mkdir -p "$ROOT/usr/lib/xrdma-dkms" &&
+		mv "$ROOT/usr/bin/uname" "$ROOT/usr/lib/xrdma-dkms/uname" ||
+		return 1
+	printf '%s\n' '#!/bin/sh' \
+		"# the throw-away root of selftests/package/host_dkms.sh runs $KREL" \
+		'real=/usr/lib/xrdma-dkms/uname' \
+		"\$real \"\$@\" | sed \"s/\$(\$real -r)/$KREL/\"" \
+		>"$ROOT/usr/bin/uname" || return 1
+	chmod 0755 "$ROOT/usr/bin/uname" || return 1
+	echo "uname -r there: $(in_root uname -r)"
+	[[ $(in_root uname -r) == "$KREL" ]] || return 1
+
+	[[ -n $KREL2 && -e $ROOT/lib/modules/$KREL2/build/include ]] || {
+		echo "no second 6.12 ABI with headers (${KREL2:-none}): run tools/setup"
+		return 1
+	}
+	# shellcheck disable=SC2016 # dpkg-query's format
+	if in_root dpkg-query -W -f='${Status}\n' "$PKG" 2>/dev/null |
+		grep -q ' installed'; then
+		echo "$PKG is installed on this machine: remove it first"
+		return 1
+	fi
+	[[ ! -e $ROOT/var/lib/dkms/$MOD ]] || {
+		echo "/var/lib/dkms/$MOD exists on this machine: dkms remove it first"
+		return 1
+	}
+	# a module of "make install" (in the throw-away root only); the
+	# package's depmod rebuilds the index
+	find "$ROOT/lib/modules/$KREL" "$ROOT/lib/modules/$KREL2" \
+		-name "$MOD.ko*" -print -delete
+	mkdir -p "$ROOT/tmp/xrdma-dkms" &&
+		cp "$DEB" "$ROOT/tmp/xrdma-dkms/" || return 1
+}
+
+t_install() {
+	ktap_require ROOT "no throw-away root" || return
+	local t0=$SECONDS out rc
+	out=$(in_root apt install -y --no-install-recommends \
+		"/tmp/xrdma-dkms/${DEB##*/}" 2>&1)
+	rc=$?
+	apt_out 25 <<<"$out"
+	echo "apt install: exit $rc in $((SECONDS - t0)) s"
+	((rc == 0)) || return 1
+	in_root dkms status "$MOD" 2>/dev/null
+	in_root dkms status "$MOD" -k "$KREL" 2>/dev/null | grep -q ": installed"
+}
+
+t_location() {
+	ktap_require ROOT "no throw-away root" || return
+	local path
+	path=$(in_root modinfo -k "$KREL" -n "$MOD") || return 1
+	echo "modinfo -k $KREL -n $MOD: $path"
+	[[ $path == "/lib/modules/$KREL/updates/dkms/$MOD.ko"* ]]
+}
+
+t_modprobe_conf() {
+	ktap_require ROOT "no throw-away root" || return
+	local f=$ROOT$CONF
+	[[ -f $f ]] || { echo "no $CONF"; return 1; }
+	grep -n 'transport_name=rdma' "$f"
+	# installed, but nothing active: the drop-in line is commented out
+	! grep -vE '^[[:space:]]*(#|$)' "$f"
+}
+
+# The kernel postinst hook of a second ABI: dpkg runs it when that kernel
+# is installed or updated, with the package already in place.
+t_second_abi() {
+	ktap_require ROOT "no throw-away root" || return
+	local out rc ver log ko desc
+	out=$(in_root /etc/kernel/postinst.d/dkms "$KREL2" \
+		"/boot/vmlinuz-$KREL2" 2>&1)
+	rc=$?
+	grep -vE 'readelf: Warning|^Sign|^Signing|^Public' <<<"$out" | tail -n 8
+	echo "/etc/kernel/postinst.d/dkms $KREL2: exit $rc"
+	((rc == 0)) || return 1
+	in_root dkms status "$MOD" 2>/dev/null
+	in_root dkms status "$MOD" -k "$KREL2" 2>/dev/null | grep -q ": installed" ||
+		return 1
+	# shellcheck disable=SC2016 # dpkg-query's format
+	ver=$(in_root dpkg-query -W -f='${Version}' "$PKG") || return 1
+	log=$ROOT/var/lib/dkms/$MOD/$ver/$KREL2/x86_64/log/make.log
+	grep "^dkms: " "$log" || { echo "no reason in ${log#"$ROOT"}"; return 1; }
+	ko=$(find "$ROOT/lib/modules/$KREL2/updates/dkms" -name "$MOD.ko*" |
+		head -n 1)
+	[[ -n $ko ]] || { echo "no $MOD in updates/dkms of $KREL2"; return 1; }
+	desc=$(modinfo -F description "$ko") || return 1
+	echo "${ko#"$ROOT"}: $desc"
+	[[ $desc == *"not built for this kernel"* ]] || return 1
+	# the pinned kernel's module is the transport
+	desc=$(in_root modinfo -k "$KREL" -F description "$MOD") || return 1
+	echo "$(in_root modinfo -k "$KREL" -n "$MOD"): $desc"
+	[[ $desc != *"not built for this kernel"* ]]
+}
+
+# For the guest: the module DKMS installed for the pinned kernel, the
+# module index of its depmod, the modprobe.d file, the build ID.
+t_keep() {
+	ktap_require ROOT "no throw-away root" || return
+	local src=$ROOT/lib/modules/$KREL dst=$STATE/lib/modules/$KREL ko id
+	ko=$(find "$src/updates/dkms" -name "$MOD.ko*" 2>/dev/null | head -n 1)
+	[[ -n $ko ]] || { echo "no $MOD in updates/dkms of $KREL"; return 1; }
+	rm -rf "${STATE:?}/lib" "$STATE/build-id"
+	mkdir -p "$dst/updates/dkms" && cp -a "$ko" "$dst/updates/dkms/" &&
+		cp -a "$src"/modules.* "$dst/" && cp -a "$ROOT$CONF" "$STATE/" ||
+		return 1
+	id=$(build_id "$ko")
+	[[ -n $id ]] || { echo "no build ID in ${ko#"$ROOT"}"; return 1; }
+	echo "$KREL" >"$STATE/krel"
+	echo "$id" >"$STATE/build-id"
+	echo "kept ${ko#"$ROOT"} (build ID $id) and its module index in $STATE"
+}
+
+t_remove() {
+	ktap_require ROOT "no throw-away root" || return
+	local out rc left
+	out=$(in_root apt remove -y "$PKG" 2>&1)
+	rc=$?
+	apt_out 12 <<<"$out"
+	((rc == 0)) || return 1
+	left=$(find "$ROOT/lib/modules/$KREL" "$ROOT/lib/modules/$KREL2" \
+		"$ROOT/var/lib/dkms" -name "$MOD.ko*" 2>/dev/null)
+	[[ -z $left ]] || { echo "left behind: $left"; return 1; }
+	! in_root modinfo -k "$KREL" -n "$MOD" 2>/dev/null ||
+		{ echo "modinfo still finds $MOD"; return 1; }
+	[[ -z $(in_root dkms status "$MOD" 2>/dev/null) ]]
+}
+
+t_purge() {
+	ktap_require ROOT "no throw-away root" || return
+	in_root apt purge -y "$PKG" >/dev/null 2>&1 || return 1
+	[[ ! -e $ROOT$CONF ]]
+}
+
+t_no_leak() {
+	local after
+	teardown_root || { echo "the throw-away root did not unmount"; return 1; }
+	[[ -n $ROOT_BEFORE ]] || return 1
+	after=$(root_state)
+	if [[ $after != "$ROOT_BEFORE" ]]; then
+		echo "changed on the machine's root file system:"
+		diff <(echo "$ROOT_BEFORE") <(echo "$after") | head -n 20
+		return 1
+	fi
+	# the host's mount namespace (PID 1's) never saw our mounts
+	! grep -w xrdma-dkms /proc/1/mountinfo
+}
+
+T0=$SECONDS
+ktap_print_header
+ktap_print_msg "package ${DEB##*/}, kernels $KREL and ${KREL2:-none}"
+ktap_set_plan 9
+ktap_run "a throw-away root: an overlay of / in a private mount namespace, uname -r $KREL" t_root
+ktap_run "apt install ./${DEB##*/}: DKMS builds and installs" t_install
+ktap_run "modinfo -n $MOD is in updates/dkms" t_location
+ktap_run "$CONF installed, nothing active" t_modprobe_conf
+ktap_run "a second 6.12 ABI ($KREL2): its DKMS hook succeeds, the module refuses to load" \
+	t_second_abi
+ktap_run "the DKMS module and its module index kept for the guest" t_keep
+ktap_run "apt remove leaves no $MOD module behind" t_remove
+ktap_run "apt purge removes the modprobe.d file" t_purge
+ktap_run "nothing reached the machine's root file system" t_no_leak
+ktap_print_msg "host half: $((SECONDS - T0)) s"
+ktap_finished
