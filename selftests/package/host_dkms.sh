@@ -125,6 +125,8 @@ teardown_root() {
 	ROOT=
 }
 trap 'teardown_root' EXIT
+# a time limit (tools/vm/selftests) or ^C: the EXIT trap still runs
+trap 'exit 143' TERM INT HUP
 
 # in_root CMD...: CMD in the throw-away root, with the environment of a
 # root login and nothing of ours.
