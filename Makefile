@@ -6,6 +6,7 @@
 #   make KDIR=/lib/modules/$(uname -r)/build   build for the running kernel
 #   make KSRC=/path/to/linux   take nvme.h/fabrics.h from a source tree
 #   make check              W=1 + sparse, checkpatch, selftests in QEMU
+#   make check-package      the Debian package's test alone
 #   make tools              the selftests' user-space helpers (tools/badtarget)
 #   make siw                soft-iWARP (siw.ko, not in Debian's kernel) from
 #                           linux-source-6.12, for XRDMA_PROVIDER=siw
@@ -49,7 +50,7 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak stress faults lint install uninstall headers check-debug \
-	check-twoguest dkms siw \
+	check-twoguest check-package dkms siw \
 	debug-kernel debug-modules tools deb
 
 all: modules
@@ -184,10 +185,17 @@ lint: $(KHDR)/.stamp
 		$$(find Documentation -name '*.rst')
 	@echo "lint: shellcheck and rst clean"
 
-# the package, the suite, then test_lifecycle with CPUs offline since
-# boot; one total line
+# the suite, the package test (its host half on this machine, then its
+# guest), then test_lifecycle with CPUs offline since boot, then the siw
+# pass; one total line
 selftests: modules tools deb siw
 	tools/vm/selftests
+
+# the package test alone: apt install, the DKMS builds, apt remove and
+# purge in a throw-away root on this machine, then one guest that loads
+# and uses the module DKMS built (selftests/package/)
+check-package: deb
+	tools/vm/selftests --package
 
 check: check-build checkpatch lint selftests
 
