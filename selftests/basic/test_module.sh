@@ -25,7 +25,7 @@ trap cleanup EXIT
 TEST_RIG=0
 TEST_CMDS="modinfo"
 TEST_MODULES=$MOD
-test_begin 9
+test_begin 10
 if module_loaded "$MOD"; then
 	modprobe -r "$MOD" 2>/dev/null ||
 		ktap_exit_fail_msg "$MOD is loaded and cannot be removed"
@@ -53,6 +53,20 @@ t_sysfs() {
 	}
 	echo "initstate $(<"$SYSMOD/initstate")"
 	[[ $(<"$SYSMOD/initstate") == live ]]
+}
+
+# The test guest loads it with its hooks' static keys on (run_selftests.sh),
+# so that arming a fault or delay patches no code under traffic.
+t_hooks() {
+	local v
+	if [[ ! -f /etc/modprobe.d/xrdma-selftests.conf ]]; then
+		# shellcheck disable=SC2034 # ktap_test_result reads it
+		KTAP_REASON="not run by run_selftests.sh in the guest"
+		return "$KSFT_SKIP"
+	fi
+	v=$(<"$SYSMOD/parameters/test_hooks")
+	echo "test_hooks $v"
+	[[ $v == Y ]]
 }
 
 t_refcnt() {
@@ -102,6 +116,7 @@ t_not_loaded() {
 ktap_run "vermagic matches $(uname -r)" t_vermagic
 ktap_run "modprobe $MOD" t_load
 ktap_run "$SYSMOD present and live" t_sysfs
+ktap_run "fault and delay hooks on from the load" t_hooks
 ktap_run "refcount is 0 while unused" t_refcnt
 ktap_run "modprobe -r $MOD" t_unload
 ktap_run "load/unload $ROUNDS times" t_rounds

@@ -53,8 +53,9 @@
  * kernel has no CONFIG_FAULT_INJECTION: this is our own.
  *
  * Cost when off: the hooks sit behind one static key, a no-op jump until
- * the first time any controller arms a fault; it then stays on until the
- * module is unloaded, and an unarmed hook costs an atomic read.
+ * the first time any controller arms a fault (or from the load, with
+ * test_hooks=1: debugfs.c); it then stays on until the module is
+ * unloaded, and an unarmed hook costs an atomic read.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
