@@ -163,7 +163,8 @@ void xrdma_end_work(struct work_struct *work)
 			 "connection failed while connecting: ending the attempt\n");
 		WRITE_ONCE(ctrl->setup_aborted, true);
 	}
-	if (why && state != NVME_CTRL_NEW)
+	/* a controller is CONNECTING before it has a command (NEW: none) */
+	if (why)
 		xrdma_queues_end_all(ctrl);
 	mutex_unlock(&ctrl->teardown_lock);
 }

@@ -132,7 +132,7 @@ void xrdma_delete_work(struct work_struct *work)
 	dev_warn(nctrl->device,
 		 "deleting: commands outstanding for over %u ms and the target silent, ending them\n",
 		 XRDMA_DELETE_GRACE_MS);
-	xrdma_ctrl_end(ctrl, XRDMA_END_SILENT);
+	xrdma_ctrl_end(ctrl, XRDMA_END_DELETE);
 	return;
 
 out_again:
@@ -165,5 +165,5 @@ void xrdma_shutdown_work(struct work_struct *work)
 		 "deleting: no shutdown within %u ms, ending it\n",
 		 XRDMA_SHUTDOWN_MS);
 	xrdma_ctrls_note_silent(ctrl);
-	xrdma_ctrl_end(ctrl, XRDMA_END_SHUTDOWN);
+	xrdma_ctrl_end(ctrl, XRDMA_END_DELETE);
 }

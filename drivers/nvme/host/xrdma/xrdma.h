@@ -430,14 +430,13 @@ static inline void xrdma_error_recovery(struct xrdma_ctrl *ctrl)
  *	get no answer
  * @XRDMA_END_TIMEOUT: a command timed out while the controller was not
  *	live; nothing else would end it
- * @XRDMA_END_SILENT: a deletion waits for commands of a silent target
- * @XRDMA_END_SHUTDOWN: a deletion's shutdown went unanswered
+ * @XRDMA_END_DELETE: a deletion gives up on a silent target: the commands
+ *	it waits for, or its shutdown, went unanswered
  */
 enum xrdma_end_why {
 	XRDMA_END_LOST,
 	XRDMA_END_TIMEOUT,
-	XRDMA_END_SILENT,
-	XRDMA_END_SHUTDOWN,
+	XRDMA_END_DELETE,
 };
 
 void xrdma_ctrl_end(struct xrdma_ctrl *ctrl, enum xrdma_end_why why);
