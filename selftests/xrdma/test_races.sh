@@ -97,6 +97,15 @@ logged() {
 	since_race | grep -Eq "$1"
 }
 
+# race_begin_c NAME: a subtest whose race needs a controller (CTRL, on the
+# RAM subsystem) and the dummy netdev for device C; marks the race.
+race_begin_c() {
+	race "$1" || return
+	connect_subsys "$TR" "$RIG_NQN_RAM" || return 1
+	race_mark "$1"
+	ip link add "$NETDEV_C" type dummy && ip link set "$NETDEV_C" up
+}
+
 # link_b up|down, and for up wait until the port is ACTIVE again
 link_b() {
 	ip link set "$NETDEV_B" "$1" || return 1
@@ -158,12 +167,8 @@ t_n1() {
 # another RDMA device is added and removed.
 t_n2() {
 	local c rc=0
-	race n2 || return
-	connect_subsys "$TR" "$RIG_NQN_RAM" || return 1
+	race_begin_c n2 || return
 	c=$CTRL
-	race_mark n2
-	ip link add "$NETDEV_C" type dummy && ip link set "$NETDEV_C" up ||
-		return 1
 	delay_set queues_free $((3000 * SCALE)) || return 1
 	nvme disconnect -d "$c" >"$TEST_TMP/n2.disconnect" 2>&1 &
 	BG_PID=$!
@@ -263,12 +268,8 @@ t_n5() {
 # RDMA device added and removed: the removal must not wait for the stop.
 t_mb() {
 	local c t0 ms rc=0
-	race mb || return
-	connect_subsys "$TR" "$RIG_NQN_RAM" || return 1
+	race_begin_c mb || return
 	c=$CTRL
-	race_mark mb
-	ip link add "$NETDEV_C" type dummy && ip link set "$NETDEV_C" up ||
-		return 1
 	rig_rdma_link_add "$RXE_C" "$NETDEV_C" || rc=1
 	delay_set queue_stop $((6000 * SCALE)) || return 1
 	nvme reset "/dev/$c" >"$TEST_TMP/mb.reset" 2>&1 &
