@@ -19,15 +19,24 @@
 PIN_KVER  := $(shell cat /etc/xrdma-kver 2>/dev/null || echo 6.12.117)
 KVER      ?= $(PIN_KVER)+deb12-amd64
 KDIR      ?= /lib/modules/$(KVER)/build
-KSRC_TAR  ?= $(firstword $(wildcard /usr/src/linux-source-6.12.tar.xz) \
-			 /usr/src/linux-source-6.12.tar.xz)
 KSRC      ?=
 # 1 (dkms.conf): no BTF of the target's nvme-core is an error, not a
 # fallback to the version check alone
 XRDMA_REQUIRE_BTF ?= 0
 
-# Release and module tree of the kernel we build for.
-KREL      := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+# The kernel we build for.  Its release (the module directory, depmod,
+# vermagic) is utsrelease.h's: Debian's 6.1 headers say 6.1.0-57-amd64
+# there but the upstream 6.1.192 in kernel.release, which is what the
+# private headers' source must match (6.12's say 6.12.117+deb12-amd64 in
+# both).  The series (6.1, 6.12) names the linux-source package.
+KREL      := $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+		$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+KUPSTREAM := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+KSERIES   := $(subst $() ,.,$(wordlist 1,2,$(subst ., ,$(KUPSTREAM))))
+KSRC_TAR  ?= /usr/src/linux-source-$(KSERIES).tar.xz
+KSRC_TOP   = $(notdir $(KSRC_TAR:.tar.xz=))
+# the kernel image, for the BTF base where the headers ship no vmlinux
+KIMAGE    ?= /boot/vmlinuz-$(KREL)
 MODDIR    := $(dir $(KDIR:%/=%))
 ifeq ($(wildcard $(MODDIR)kernel),)
 MODDIR    := /lib/modules/$(KREL)/
@@ -37,7 +46,10 @@ BUILD     := $(CURDIR)/.build
 KHDR      := $(BUILD)/ksrc
 HDR_FILES := drivers/nvme/host/nvme.h drivers/nvme/host/fabrics.h \
 	     scripts/checkpatch.pl scripts/spelling.txt \
-	     scripts/const_structs.checkpatch scripts/kernel-doc Makefile
+	     scripts/const_structs.checkpatch scripts/kernel-doc \
+	     scripts/extract-vmlinux Makefile
+# what the extraction is for: another kernel extracts again
+HDR_STAMP  = $(HDR_FILES) $(if $(KSRC),$(KSRC),$(KSRC_TAR)) $(KREL)
 MOD       := drivers/nvme/host/xrdma/nvme-xrdma.ko
 SOURCES    = $(filter-out %.mod.c %/counters.h,\
 		$(wildcard drivers/nvme/host/xrdma/*.[ch])) \
@@ -57,8 +69,9 @@ all: modules
 
 # --- private nvme headers and the layout guard ----------------------------
 
-# The stamp lists the files extracted; a changed HDR_FILES extracts again.
-ifneq ($(strip $(HDR_FILES)),$(strip $(shell cat $(KHDR)/.stamp 2>/dev/null)))
+# The stamp lists the files extracted and for which kernel; a changed
+# HDR_FILES or another kernel extracts again.
+ifneq ($(strip $(HDR_STAMP)),$(strip $(shell cat $(KHDR)/.stamp 2>/dev/null)))
 .PHONY: $(KHDR)/.stamp
 endif
 
@@ -72,16 +85,22 @@ else
 		"run tools/setup or pass KSRC=<kernel source tree>" >&2; exit 1; }
 	@echo "  HDRS    $(KSRC_TAR)"
 	@tar -xJf $(KSRC_TAR) -C $(KHDR) --strip-components=1 \
-		$(addprefix linux-source-6.12/,$(HDR_FILES))
+		$(addprefix $(KSRC_TOP)/,$(HDR_FILES))
 endif
-	@echo '$(HDR_FILES)' > $@
+	@echo '$(HDR_STAMP)' > $@
 
 $(KHDR)/xrdma_layout.h: $(KHDR)/.stamp tools/build/gen-layout
-	@tools/build/check-version $(KHDR)/Makefile "$(KREL)"
+	@tools/build/check-version $(KHDR)/Makefile "$(KUPSTREAM)"
 	@XRDMA_REQUIRE_BTF=$(XRDMA_REQUIRE_BTF) \
-		tools/build/gen-layout $(KDIR) $(MODDIR) $@
+		tools/build/gen-layout $(KDIR) $(MODDIR) $@ $(KIMAGE) \
+		$(KHDR)/scripts/extract-vmlinux
 
-headers: $(KHDR)/xrdma_layout.h
+# the target kernel's API, as XRDMA_HAVE_* for compat.h (no version tests)
+$(KHDR)/xrdma_have.h: $(KHDR)/.stamp tools/build/probe \
+		$(wildcard tools/build/probes/*.c)
+	@tools/build/probe $(KDIR) $(KHDR) $(CURDIR)/include $@
+
+headers: $(KHDR)/xrdma_layout.h $(KHDR)/xrdma_have.h
 
 # --- build ----------------------------------------------------------------
 
@@ -94,15 +113,16 @@ modules: headers
 # headers do not match the kernel (version check, layout guard), build
 # refuse.c instead, with the first error as the reason it gives.
 XRDMA_VERSION ?= unknown
-# linux-source-6.12's upstream version, to refuse a kernel of another one
-# without unpacking the tarball (a minute or two under TCG)
+# the linux-source of the kernel's series: its upstream version, to refuse
+# a kernel of another one without unpacking the tarball (a minute or two
+# under TCG)
 SRC_PKGVER = $(if $(KSRC),,$(shell dpkg-query -W -f='$${Version}' \
-		linux-source-6.12 2>/dev/null | sed 's/-.*//'))
+		linux-source-$(KSERIES) 2>/dev/null | sed 's/-.*//'))
 dkms:
 	@mkdir -p $(BUILD)
-	@why=; [ -z "$(SRC_PKGVER)" ] || case "$(KREL)" in \
+	@why=; [ -z "$(SRC_PKGVER)" ] || case "$(KUPSTREAM)" in \
 	"$(SRC_PKGVER)"[+-]*|"$(SRC_PKGVER)") ;; \
-	*) why="linux-source-6.12 is $(SRC_PKGVER) but the target kernel is $(KREL)";; \
+	*) why="linux-source-$(KSERIES) is $(SRC_PKGVER) but the target kernel is $(KUPSTREAM)";; \
 	esac; \
 	if [ -z "$$why" ]; then \
 		$(MAKE) modules >$(BUILD)/dkms.log 2>&1; rc=$$?; \
@@ -134,7 +154,7 @@ SIW_DIR   := $(BUILD)/siw
 SIW_KO    := $(SIW_DIR)/siw.ko
 
 $(SIW_DIR)/.stamp: $(KHDR)/.stamp
-	@tools/build/check-version $(KHDR)/Makefile "$(KREL)"
+	@tools/build/check-version $(KHDR)/Makefile "$(KUPSTREAM)"
 	@rm -rf $(SIW_DIR) && mkdir -p $(SIW_DIR)
 ifneq ($(KSRC),)
 	@echo "  SIW     $(KSRC)/$(SIW_PATH)"
@@ -142,7 +162,7 @@ ifneq ($(KSRC),)
 else
 	@echo "  SIW     $(KSRC_TAR)"
 	@tar -xJf $(KSRC_TAR) -C $(SIW_DIR) --strip-components=5 \
-		linux-source-6.12/$(SIW_PATH)
+		$(KSRC_TOP)/$(SIW_PATH)
 endif
 	@touch $@
 
@@ -154,8 +174,16 @@ clean:
 	-$(MAKE) -C tools/badtarget clean
 	rm -rf $(BUILD)
 
-# W=1 and sparse (C=2 checks every file) must print nothing.
+# W=1 and sparse (C=2 checks every file) must print nothing.  On the
+# primary kernel, which the driver is written against, every feature
+# probe must pass: one that fails there is a broken probe.
+XRDMA_PRIMARY = $(filter /lib/modules/$(KVER)/build,$(KDIR))
 check-build: headers
+ifneq ($(XRDMA_PRIMARY),)
+	@! grep undef $(KHDR)/xrdma_have.h || { echo "check-build: FAILED:" \
+		"feature probes fail on $(KREL) (.build/ksrc/probe/probe.log)" >&2; \
+		exit 1; }
+endif
 	$(MAKE) $(KBUILD_ARGS) clean >/dev/null
 	$(MAKE) $(KBUILD_ARGS) W=1 C=2 modules 2>&1 | tee $(BUILD)/build.log
 	@if grep -E 'warning|error|: note:' $(BUILD)/build.log | \
@@ -178,7 +206,8 @@ checkpatch: headers
 lint: $(KHDR)/.stamp
 	shellcheck -x tools/setup tools/demo tools/vm/run tools/vm/init \
 		tools/vm/selftests tools/vm/fetch-kernel tools/vm/twoguest \
-		$(filter-out tools/build/rst-check,$(wildcard tools/build/*)) \
+		$(filter-out tools/build/rst-check tools/build/probes,\
+		$(wildcard tools/build/*)) \
 		tools/debug/build-kernel
 	$(MAKE) -s -C selftests lint
 	@tools/build/rst-check --kernel-doc $(KHDR)/scripts/kernel-doc \
@@ -309,7 +338,8 @@ deb:
 DEPMOD = depmod -a $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KREL)
 
 install: modules
-	$(MAKE) $(KBUILD_ARGS) INSTALL_MOD_DIR=updates modules_install
+	$(MAKE) $(KBUILD_ARGS) INSTALL_MOD_DIR=updates \
+		MODLIB=$(INSTALL_MOD_PATH)/lib/modules/$(KREL) modules_install
 	$(DEPMOD)
 
 uninstall:
