@@ -417,7 +417,7 @@ static bool xrdma_cm_id_port_up(struct rdma_cm_id *cm_id)
 	 * fails as on a down port.  So a port on a netdev that is not
 	 * running is down too.
 	 */
-	ndev = ib_device_get_netdev(cm_id->device, cm_id->port_num);
+	ndev = xrdma_cm_id_netdev(cm_id);
 	if (!ndev)
 		return true;
 	up = netif_running(ndev);
@@ -702,7 +702,7 @@ int xrdma_cm_establish(struct xrdma_queue *queue)
 	int ret;
 
 	if (queue->qid)
-		req.cntlid = cpu_to_le16(queue->ctrl->ctrl.cntlid);
+		xrdma_cm_req_set_cntlid(&req, queue->ctrl->ctrl.cntlid);
 
 	xrdma_cm_arm(queue);
 	ret = rdma_connect(queue->cm_id, &param);

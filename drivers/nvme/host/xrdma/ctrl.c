@@ -68,6 +68,7 @@ static void xrdma_free_ctrl(struct nvme_ctrl *nctrl)
 
 /* --- teardown ------------------------------------------------------------ */
 
+#ifdef XRDMA_HAVE_TAGSET_QUIESCE
 /*
  * nvme_unquiesce_io_queues() for a tag set that may have grown meanwhile.
  * A scan under way when recovery or a reset quiesces the I/O queues goes
@@ -91,6 +92,17 @@ static void xrdma_unquiesce_io_queues(struct nvme_ctrl *nctrl)
 	}
 	mutex_unlock(&set->tag_list_lock);
 }
+#else
+/*
+ * 6.1 quiesces the namespaces' request queues one by one and marks each
+ * one it quiesced (NVME_NS_STOPPED): it releases only those, so a
+ * namespace a scan added meanwhile is safe as it is.
+ */
+static void xrdma_unquiesce_io_queues(struct nvme_ctrl *nctrl)
+{
+	nvme_unquiesce_io_queues(nctrl);
+}
+#endif
 
 /* Stop the I/O queues and end what they had outstanding. */
 static void xrdma_teardown_io_queues(struct xrdma_ctrl *ctrl, bool remove)

@@ -8,7 +8,6 @@
 
 #include <linux/mutex.h>
 #include <linux/reboot.h>
-#include <linux/string_choices.h>
 #include <linux/wait.h>
 
 #include "xrdma.h"

@@ -18,7 +18,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/unaligned.h>
 #include <rdma/mr_pool.h>
 
 #include "xrdma.h"

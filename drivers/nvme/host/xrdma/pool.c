@@ -24,7 +24,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
-#include <linux/unaligned.h>
 
 #include "xrdma.h"
 

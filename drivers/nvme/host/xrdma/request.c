@@ -15,7 +15,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
-#include <linux/unaligned.h>
 
 #include "xrdma.h"
 #include <trace/events/nvme_xrdma.h>
@@ -727,6 +726,25 @@ static void xrdma_queue_rqs(struct rq_list *rqlist)
 	*rqlist = requeue;
 }
 
+#ifdef XRDMA_HAVE_RQ_LIST
+#define xrdma_mq_queue_rqs	xrdma_queue_rqs
+#else
+/*
+ * 6.1 hands ->queue_rqs the head of the plug's chain and issues what is
+ * chained there afterwards through ->queue_rq: the same run over the
+ * head-and-tail list of compat.h.
+ */
+static void xrdma_mq_queue_rqs(struct request **head)
+{
+	struct rq_list rqlist = { .head = *head, .tail = *head };
+
+	while (rqlist.tail && rqlist.tail->rq_next)
+		rqlist.tail = rqlist.tail->rq_next;
+	xrdma_queue_rqs(&rqlist);
+	*head = rqlist.head;
+}
+#endif
+
 static void xrdma_aen_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct xrdma_queue *queue =
@@ -831,7 +849,7 @@ static void xrdma_map_queues(struct blk_mq_tag_set *set)
 
 const struct blk_mq_ops xrdma_mq_ops = {
 	.queue_rq	= xrdma_queue_rq,
-	.queue_rqs	= xrdma_queue_rqs,
+	.queue_rqs	= xrdma_mq_queue_rqs,
 	.commit_rqs	= xrdma_commit_rqs,
 	.complete	= xrdma_complete_rq,
 	.init_request	= xrdma_init_request,

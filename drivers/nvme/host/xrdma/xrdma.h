@@ -25,6 +25,7 @@
 
 #include "nvme.h"
 #include "fabrics.h"
+#include "compat.h"
 
 /* Tunables that are part of the design, not of the wire. */
 #define XRDMA_CM_RESOLVE_MS	3000	/* address and route resolution */
