@@ -268,6 +268,11 @@ static int xrdma_configure_admin_queue(struct xrdma_ctrl *ctrl, bool new)
 	nctrl->max_hw_sectors = dev->max_fr_pages <<
 				(ilog2(SZ_4K) - SECTOR_SHIFT);
 
+	/*
+	 * 6.12 starts keep-alive here, 6.1 only in nvme_start_ctrl(): there
+	 * the I/O queues connect without it.  Their setup is bounded by our
+	 * own timeouts, and the target counts the Connects as traffic.
+	 */
 	return nvme_init_ctrl_finish(nctrl, false);
 }
 
@@ -403,6 +408,12 @@ static int xrdma_configure_io_queues(struct xrdma_ctrl *ctrl, bool new)
 	if (ret)
 		return ret;
 
+	/*
+	 * The tag set gets sqsize tags on 6.12, sqsize + 1 on 6.1 (both with
+	 * one reserved for Connect): either fits the rings, one entry per
+	 * tag, of sqsize + 1 entries, and the target's queue of that size.
+	 * xrdma_clamp_queue_size() compares the depth the tag set has.
+	 */
 	if (new) {
 		ctrl->pdu_inline_sge = xrdma_io_inline_sge(ctrl);
 		ret = nvme_alloc_io_tag_set(nctrl, &ctrl->tag_set, &xrdma_mq_ops,
@@ -773,6 +784,12 @@ static struct nvme_ctrl *xrdma_create_ctrl(struct device *dev,
 	if (IS_ERR(ctrl))
 		return ERR_CAST(ctrl);
 
+	/*
+	 * A failed nvme_init_ctrl() leaves the controller ours to free, on
+	 * 6.1 as on 6.12: 6.1's also registers the device, but on failure
+	 * drops only the reference it took itself, so ->free_ctrl does not
+	 * run (the device's own reference is never released).
+	 */
 	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &xrdma_ctrl_ops, 0);
 	if (ret) {
 		xrdma_queues_free(ctrl);
