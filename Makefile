@@ -62,7 +62,7 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak stress faults lint install uninstall headers check-debug \
-	check-twoguest check-package dkms siw \
+	check-twoguest check-package dkms siw check-kernels k61-modules \
 	debug-kernel debug-modules tools deb
 
 all: modules
@@ -296,6 +296,34 @@ faults: modules
 # network link; see tools/vm/twoguest
 check-twoguest: modules
 	tools/vm/twoguest
+
+# --- Debian 12's own 6.1 ------------------------------------------------------
+#
+# The core of the suite (tools/vm/selftests --core) with host and target
+# on 6.1: a guest booted from the kernel tools/vm/fetch-kernel keeps in
+# /var/tmp/xrdma-kernels, with the module built for it from this tree, in
+# a copy (.build/k61/src) so that the 6.12 build stays as it is.  Its
+# headers and linux-source-6.1 come from tools/setup; its nvme-core BTF
+# and vmlinux from the fetched image.
+K61_SRC := $(BUILD)/k61/src
+K61_KO  := $(K61_SRC)/$(MOD)
+
+k61-modules:
+	@rm -rf $(K61_SRC) && mkdir -p $(K61_SRC)/tools
+	@cp -a Makefile Kbuild drivers include $(K61_SRC)/
+	@cp -a tools/build $(K61_SRC)/tools/
+	@find $(K61_SRC)/drivers \( -name '*.o' -o -name '*.ko' -o -name '*.mod*' \
+		-o -name '.*.cmd' \) -delete
+	@dir=$$(tools/vm/fetch-kernel) && rel=$$(cat "$$dir/release") && \
+	{ [ -d /lib/modules/$$rel/build ] || { echo "error: no headers" \
+		"for $$rel: run tools/setup (XRDMA_K61)" >&2; exit 1; }; } && \
+	$(MAKE) -C $(K61_SRC) KDIR=/lib/modules/$$rel/build \
+		MODDIR=$$dir/root/lib/modules/$$rel/ KIMAGE=$$dir/bzImage \
+		W=1 modules
+
+check-kernels: k61-modules tools
+	tools/vm/selftests --core --kernel-dir "$$(tools/vm/fetch-kernel)" \
+		--ko $(K61_KO)
 
 # guest vCPUs of make bench (4 for the scale table's 4-queue row)
 XRDMA_BENCH_CPUS ?= 2
