@@ -272,11 +272,19 @@ t_read_pool() {
 }
 
 # a plug of several requests goes to ->queue_rqs, which links them to
-# the queue at once; every one verified
+# the queue at once; every one verified.  6.1's blk-mq never calls
+# ->queue_rqs for a tag set that several request queues share, and
+# fabrics shares the I/O tag set with its connect queue: there the
+# data is verified and the count skipped (batching is commit_rqs's).
 t_batched() {
 	delta batched fio_verify batched --rw=randwrite --bs=4k --iodepth=32 \
 		--iodepth_batch_submit=8 --iodepth_batch_complete_min=8 ||
 		return 1
+	if ((DELTA == 0)) && [[ $(uname -r) == 6.1.* ]]; then
+		# shellcheck disable=SC2034 # ktap_test_result reads it
+		KTAP_REASON="6.1 does not call ->queue_rqs for a shared tag set"
+		return "$KSFT_SKIP"
+	fi
 	((DELTA >= 256)) || {
 		echo "expected >= 256 requests linked by ->queue_rqs"
 		return 1
