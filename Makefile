@@ -15,9 +15,16 @@
 #   make deb                nvme-xrdma-dkms_<version>_all.deb (DKMS package)
 #   make dkms               what dkms.conf runs: the module, or for a kernel
 #                           it cannot be built for, one that refuses to load
+#   make check-trixie-build W=1 + sparse with Debian 13's gcc-14 against its
+#                           6.12 headers, in a trixie root (tools/vm/trixie-root)
 
 PIN_KVER  := $(shell cat /etc/xrdma-kver 2>/dev/null || echo 6.12.117)
-KVER      ?= $(PIN_KVER)+deb12-amd64
+# Debian's 6.12 ABIs are named <version>+deb<N>-amd64 after the release
+# they were built for: +deb12 here, +deb13 in a trixie root
+# (tools/vm/trixie-root, which writes its own /etc/xrdma-kver)
+DEB_REL   := $(shell sed -n 's/^VERSION_ID="*\([0-9]*\).*/\1/p' \
+		/etc/os-release 2>/dev/null)
+KVER      ?= $(PIN_KVER)+deb$(or $(DEB_REL),12)-amd64
 KDIR      ?= /lib/modules/$(KVER)/build
 KSRC      ?=
 # 1 (dkms.conf): no BTF of the target's nvme-core is an error, not a
@@ -63,6 +70,7 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak stress faults lint install uninstall headers check-debug \
 	check-twoguest check-package dkms siw check-kernels k61-modules \
+	check-trixie-build trixie-src \
 	debug-kernel debug-modules tools deb
 
 all: modules
@@ -206,6 +214,7 @@ checkpatch: headers
 lint: $(KHDR)/.stamp
 	shellcheck -x tools/setup tools/demo tools/vm/run tools/vm/init \
 		tools/vm/selftests tools/vm/fetch-kernel tools/vm/twoguest \
+		tools/vm/trixie-root tools/vm/in-root \
 		$(filter-out tools/build/rst-check tools/build/probes,\
 		$(wildcard tools/build/*)) \
 		tools/debug/build-kernel
@@ -227,6 +236,28 @@ check-package: deb
 	tools/vm/selftests --package
 
 check: check-build checkpatch lint selftests
+
+# --- Debian 13 (trixie) ---------------------------------------------------
+#
+# Trixie's 6.12 headers need its libc and gcc-14, so these run in a trixie
+# root (tools/vm/trixie-root builds it once, 1.5 GB under
+# /var/tmp/xrdma-trixie). The build is a copy of the tree (.build/trixie/src)
+# made with the root's own make, chrooted in with the repository
+# bind-mounted (tools/vm/in-root): this tree's Debian 12 build is left as
+# it is.
+TRIXIE_SRC   := $(BUILD)/trixie/src
+
+trixie-src:
+	@rm -rf $(TRIXIE_SRC) && mkdir -p $(TRIXIE_SRC)/tools
+	@cp -a Makefile Kbuild drivers include $(TRIXIE_SRC)/
+	@cp -a tools/build $(TRIXIE_SRC)/tools/
+	@find $(TRIXIE_SRC)/drivers \( -name '*.o' -o -name '*.ko' \
+		-o -name '*.mod*' -o -name '.*.cmd' -o -name '*.order' \
+		-o -name 'Module.symvers' \) -delete
+
+check-trixie-build: trixie-src
+	@root=$$(tools/vm/trixie-root) && \
+		tools/vm/in-root "$$root" -- make -C $(TRIXIE_SRC) check-build
 
 # --- debug-kernel tier ------------------------------------------------------
 #
