@@ -17,6 +17,8 @@
 #                           it cannot be built for, one that refuses to load
 #   make check-trixie-build W=1 + sparse with Debian 13's gcc-14 against its
 #                           6.12 headers, in a trixie root (tools/vm/trixie-root)
+#   make check-trixie-package  the package's apt install, DKMS builds, apt
+#                           remove and purge in a throw-away trixie root
 
 PIN_KVER  := $(shell cat /etc/xrdma-kver 2>/dev/null || echo 6.12.117)
 # Debian's 6.12 ABIs are named <version>+deb<N>-amd64 after the release
@@ -70,7 +72,7 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak stress faults lint install uninstall headers check-debug \
 	check-twoguest check-package dkms siw check-kernels k61-modules \
-	check-trixie-build trixie-src \
+	check-trixie-build check-trixie-package trixie-src \
 	debug-kernel debug-modules tools deb
 
 all: modules
@@ -244,8 +246,10 @@ check: check-build checkpatch lint selftests
 # /var/tmp/xrdma-trixie). The build is a copy of the tree (.build/trixie/src)
 # made with the root's own make, chrooted in with the repository
 # bind-mounted (tools/vm/in-root): this tree's Debian 12 build is left as
-# it is.
+# it is. The package test is package/host_dkms.sh in an overlay of that
+# root: dkms 3.2, pahole 1.30, trixie's newest 6.12 and an older ABI.
 TRIXIE_SRC   := $(BUILD)/trixie/src
+TRIXIE_STATE := $(BUILD)/trixie/dkms
 
 trixie-src:
 	@rm -rf $(TRIXIE_SRC) && mkdir -p $(TRIXIE_SRC)/tools
@@ -258,6 +262,11 @@ trixie-src:
 check-trixie-build: trixie-src
 	@root=$$(tools/vm/trixie-root) && \
 		tools/vm/in-root "$$root" -- make -C $(TRIXIE_SRC) check-build
+
+check-trixie-package: deb
+	@rm -rf $(TRIXIE_STATE) && mkdir -p $(TRIXIE_STATE)
+	@root=$$(tools/vm/trixie-root) && XRDMA_DKMS_ROOT=$$root \
+		selftests/package/host_dkms.sh $(TRIXIE_STATE)
 
 # --- debug-kernel tier ------------------------------------------------------
 #

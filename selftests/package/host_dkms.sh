@@ -35,6 +35,12 @@
 #
 #   selftests/package/host_dkms.sh STATEDIR
 #
+# XRDMA_DKMS_ROOT=DIR makes the throw-away root an overlay of DIR instead
+# of /: the Debian 13 root of tools/vm/trixie-root (make
+# check-trixie-package), with its own dkms, gcc and kernels, which its
+# /etc/xrdma-kver and /etc/xrdma-kver2 name (the ABI suffix, +deb12 or
+# +deb13, from its /etc/os-release). DIR must be left as it was, too.
+#
 # Root only (skips, exit 4, otherwise). apt runs offline: the package's
 # dependencies (dkms, linux-source-6.12, dwarves) are installed by
 # tools/setup. XRDMA_DKMS_DEB names the .deb (default: the one at the top
@@ -57,10 +63,15 @@ readonly PKG=nvme-xrdma-dkms
 readonly CONF=/etc/modprobe.d/nvme-xrdma.conf
 TOP=$(cd "$DIR/../.." && pwd -P)
 readonly TOP
-KREL=$(cat /etc/xrdma-kver 2>/dev/null || echo 6.12.117)+deb12-amd64
-KREL2=$(cat /etc/xrdma-kver2 2>/dev/null)
-KREL2=${KREL2:+$KREL2+deb12-amd64}
-readonly KREL KREL2
+LOWER=$(readlink -f "${XRDMA_DKMS_ROOT:-/}")
+# Debian's 6.12 ABIs: <version>+deb<release>-amd64
+DEB_REL=$(sed -n 's/^VERSION_ID="*\([0-9]*\).*/\1/p' "$LOWER/etc/os-release" \
+	2>/dev/null)
+KSUFFIX=+deb${DEB_REL:-12}-amd64
+KREL=$(cat "$LOWER/etc/xrdma-kver" 2>/dev/null || echo 6.12.117)$KSUFFIX
+KREL2=$(cat "$LOWER/etc/xrdma-kver2" 2>/dev/null)
+KREL2=${KREL2:+$KREL2$KSUFFIX}
+readonly LOWER KSUFFIX KREL KREL2
 
 STATE=${1:-}
 DEB=${XRDMA_DKMS_DEB:-}
@@ -90,6 +101,10 @@ if [[ -z ${XRDMA_DKMS_UNSHARED:-} ]]; then
 			ktap_exit_skip_msg "missing command: $c"
 		}
 	done
+	[[ -x $LOWER/usr/bin/env ]] || {
+		ktap_print_header
+		ktap_exit_skip_msg "$LOWER is not a root file system"
+	}
 	[[ -f $DEB ]] || {
 		ktap_print_header
 		ktap_exit_skip_msg \
@@ -103,6 +118,10 @@ fi
 TMPD=
 ROOT=
 ROOT_BEFORE=
+# 1: the second ABI is not installed in the root but in its apt cache,
+# to install after the package (a trixie root, whose dkms builds for
+# every installed kernel when the package is installed)
+KREL2_LATE=
 
 # Processes still inside the throw-away root are ours (nothing else
 # enters it): stop them, then unmount it all (the chroot's mounts, the
@@ -136,18 +155,25 @@ in_root() {
 		DEBIAN_FRONTEND=noninteractive "$@"
 }
 
-# What the package could change on the machine's root file system.
+# What the package could change on the machine's root file system (B
+# empty) or on the root B the throw-away one is an overlay of.
 root_state() {
-	local k
+	local b=${1:-} k
 	for k in "$KREL" ${KREL2:+"$KREL2"}; do
-		find "/lib/modules/$k" -maxdepth 1 -name 'modules.*' \
-			-printf '%p %s %T@\n'
-		find "/lib/modules/$k/updates" -printf '%p %s %T@\n' 2>/dev/null
+		find "$b/lib/modules/$k" -maxdepth 1 -name 'modules.*' \
+			-printf '%p %s %T@\n' 2>/dev/null
+		find "$b/lib/modules/$k/updates" -printf '%p %s %T@\n' 2>/dev/null
 	done
-	find /var/lib/dkms /usr/src /etc/modprobe.d -printf '%p %s %T@\n' \
-		2>/dev/null
-	sha256sum /var/lib/dpkg/status
-	ls -l /var/lib/dpkg/info/"$PKG".* 2>/dev/null
+	find "$b/var/lib/dkms" "$b/usr/src" "$b/etc/modprobe.d" \
+		-printf '%p %s %T@\n' 2>/dev/null
+	sha256sum "$b/var/lib/dpkg/status"
+	ls -l "$b/var/lib/dpkg/info/$PKG".* 2>/dev/null
+}
+
+# the machine's root and, if another, the one under the overlay
+all_state() {
+	root_state
+	if [[ $LOWER != / ]]; then root_state "$LOWER"; fi
 }
 
 # build_id KO: the GNU build ID of a (compressed) module file.
@@ -168,7 +194,7 @@ apt_out() {
 }
 
 t_root() {
-	ROOT_BEFORE=$(root_state)
+	ROOT_BEFORE=$(all_state)
 	TMPD=$(mktemp -d /var/tmp/xrdma-dkms-root.XXXXXX) || return 1
 	mkdir "$TMPD/t" &&
 		mount -t tmpfs -o mode=0755 xrdma-dkms "$TMPD/t" || return 1
@@ -176,14 +202,14 @@ t_root() {
 	# the upper layer on its own file system: one on the root file
 	# system would be inside the lower layer
 	mount -t overlay xrdma-dkms \
-		-o "lowerdir=/,upperdir=$TMPD/t/upper,workdir=$TMPD/t/work" \
+		-o "lowerdir=$LOWER,upperdir=$TMPD/t/upper,workdir=$TMPD/t/work" \
 		"$TMPD/t/root" || return 1
 	ROOT=$TMPD/t/root
 	mount -t proc proc "$ROOT/proc" &&
 		mount --bind /sys "$ROOT/sys" &&
 		mount -o remount,bind,ro "$ROOT/sys" &&
 		mount --rbind /dev "$ROOT/dev" || return 1
-	echo "throw-away root $ROOT (overlay of /, upper layer on a tmpfs)"
+	echo "throw-away root $ROOT (overlay of $LOWER, upper layer on a tmpfs)"
 
 	# in place of /usr/bin/uname: debconf runs the maintainer scripts
 	# with a PATH of its own. ROOT is checked again: a slip here must
@@ -201,8 +227,18 @@ t_root() {
 	echo "uname -r there: $(in_root uname -r)"
 	[[ $(in_root uname -r) == "$KREL" ]] || return 1
 
-	[[ -n $KREL2 && -e $ROOT/lib/modules/$KREL2/build/include ]] || {
-		echo "no second 6.12 ABI with headers (${KREL2:-none}): run tools/setup"
+	local cache=$ROOT/var/cache/apt/archives
+	if [[ -n $KREL2 && ! -e $ROOT/lib/modules/$KREL2/build/include ]] &&
+		compgen -G "$cache/linux-image-${KREL2}_*.deb" >/dev/null &&
+		compgen -G "$cache/linux-headers-${KREL2}_*.deb" >/dev/null
+	then
+		KREL2_LATE=1
+		echo "second ABI $KREL2: in apt's cache, installed after the package"
+	fi
+	[[ -n $KREL2 && ( -n $KREL2_LATE ||
+		-e $ROOT/lib/modules/$KREL2/build/include ) ]] || {
+		echo "no second 6.12 ABI with headers (${KREL2:-none}):" \
+			"run tools/setup (tools/vm/trixie-root for a trixie root)"
 		return 1
 	}
 	# shellcheck disable=SC2016 # dpkg-query's format
@@ -216,9 +252,10 @@ t_root() {
 		return 1
 	}
 	# a module of "make install" (in the throw-away root only); the
-	# package's depmod rebuilds the index
+	# package's depmod rebuilds the index. (A second ABI still to be
+	# installed has no module tree yet.)
 	find "$ROOT/lib/modules/$KREL" "$ROOT/lib/modules/$KREL2" \
-		-name "$MOD.ko*" -print -delete
+		-name "$MOD.ko*" -print -delete 2>/dev/null
 	mkdir -p "$ROOT/tmp/xrdma-dkms" &&
 		cp "$DEB" "$ROOT/tmp/xrdma-dkms/" || return 1
 }
@@ -253,16 +290,28 @@ t_modprobe_conf() {
 	! grep -vE '^[[:space:]]*(#|$)' "$f"
 }
 
-# The kernel postinst hook of a second ABI: dpkg runs it when that kernel
-# is installed or updated, with the package already in place.
+# A second ABI installed after the package: in a trixie root, apt
+# installs its image and headers (offline, from the root's apt cache) and
+# dpkg runs their DKMS hooks; where it is installed already (the machine's
+# second ABI, tools/setup), the kernel postinst hook that dpkg runs when
+# that kernel is installed or updated.
 t_second_abi() {
 	ktap_require ROOT "no throw-away root" || return
-	local out rc ver log ko desc
-	out=$(in_root /etc/kernel/postinst.d/dkms "$KREL2" \
-		"/boot/vmlinuz-$KREL2" 2>&1)
-	rc=$?
+	local out rc ver log ko desc what
+	if [[ -n $KREL2_LATE ]]; then
+		what="apt install linux-image-$KREL2 linux-headers-$KREL2"
+		out=$(in_root apt install -y --no-install-recommends \
+			"linux-image-$KREL2" "linux-headers-$KREL2" 2>&1)
+		rc=$?
+		out=$(grep -E -i 'dkms|nvme-xrdma|autoinstall|error' <<<"$out")
+	else
+		what="/etc/kernel/postinst.d/dkms $KREL2"
+		out=$(in_root /etc/kernel/postinst.d/dkms "$KREL2" \
+			"/boot/vmlinuz-$KREL2" 2>&1)
+		rc=$?
+	fi
 	grep -vE 'readelf: Warning|^Sign|^Signing|^Public' <<<"$out" | tail -n 8
-	echo "/etc/kernel/postinst.d/dkms $KREL2: exit $rc"
+	echo "$what: exit $rc"
 	((rc == 0)) || return 1
 	in_root dkms status "$MOD" 2>/dev/null
 	in_root dkms status "$MOD" -k "$KREL2" 2>/dev/null | grep -q ": installed" ||
@@ -326,9 +375,9 @@ t_no_leak() {
 	local after
 	teardown_root || { echo "the throw-away root did not unmount"; return 1; }
 	[[ -n $ROOT_BEFORE ]] || return 1
-	after=$(root_state)
+	after=$(all_state)
 	if [[ $after != "$ROOT_BEFORE" ]]; then
-		echo "changed on the machine's root file system:"
+		echo "changed on the machine's root file system or under the overlay:"
 		diff <(echo "$ROOT_BEFORE") <(echo "$after") | head -n 20
 		return 1
 	fi
@@ -340,11 +389,11 @@ T0=$SECONDS
 ktap_print_header
 ktap_print_msg "package ${DEB##*/}, kernels $KREL and ${KREL2:-none}"
 ktap_set_plan 9
-ktap_run "a throw-away root: an overlay of / in a private mount namespace, uname -r $KREL" t_root
+ktap_run "a throw-away root: an overlay of $LOWER in a private mount namespace, uname -r $KREL" t_root
 ktap_run "apt install ./${DEB##*/}: DKMS builds and installs" t_install
 ktap_run "modinfo -n $MOD is in updates/dkms" t_location
 ktap_run "$CONF installed, nothing active" t_modprobe_conf
-ktap_run "a second 6.12 ABI ($KREL2): its DKMS hook succeeds, the module refuses to load" \
+ktap_run "a second 6.12 ABI ($KREL2)${KREL2_LATE:+ installed after the package}: its DKMS hook succeeds, the module refuses to load" \
 	t_second_abi
 ktap_run "the DKMS module and its module index kept for the guest" t_keep
 ktap_run "apt remove leaves no $MOD module behind" t_remove
