@@ -247,7 +247,8 @@ check: check-build checkpatch lint selftests
 # made with the root's own make, chrooted in with the repository
 # bind-mounted (tools/vm/in-root): this tree's Debian 12 build is left as
 # it is. The package test is package/host_dkms.sh in an overlay of that
-# root: dkms 3.2, pahole 1.30, trixie's newest 6.12 and an older ABI.
+# root (dkms 3.2, pahole 1.30, trixie's newest 6.12 and an older ABI),
+# then package/test_dkms.sh in a guest booted from that root.
 TRIXIE_SRC   := $(BUILD)/trixie/src
 TRIXIE_STATE := $(BUILD)/trixie/dkms
 
@@ -263,10 +264,15 @@ check-trixie-build: trixie-src
 	@root=$$(tools/vm/trixie-root) && \
 		tools/vm/in-root "$$root" -- make -C $(TRIXIE_SRC) check-build
 
+# both halves: the second in a guest that boots trixie's kernel with the
+# trixie root as its root file system (tools/vm/run --root)
 check-trixie-package: deb
 	@rm -rf $(TRIXIE_STATE) && mkdir -p $(TRIXIE_STATE)
 	@root=$$(tools/vm/trixie-root) && XRDMA_DKMS_ROOT=$$root \
-		selftests/package/host_dkms.sh $(TRIXIE_STATE)
+		selftests/package/host_dkms.sh $(TRIXIE_STATE) && \
+	XRDMA_DKMS_STATE=$(TRIXIE_STATE) tools/vm/run --root "$$root" \
+		--no-ko --timeout 1200 \
+		-- selftests/run_selftests.sh package/test_dkms.sh
 
 # --- debug-kernel tier ------------------------------------------------------
 #
