@@ -328,11 +328,19 @@ rig_add_ipv6_port() {
 
 # rig_add_param_port ID TRSVCID INLINE_DATA_SIZE MAX_QUEUE_SIZE [NQN]
 # A port with target parameters (-1 means the target's default).
+# 6.1's nvmet has no param_max_queue_size: -1 (its default) writes nothing.
 rig_add_param_port() {
 	local id=$1 svc=$2 inl=$3 mqs=$4 nqn=${5:-$RIG_NQN_RAM}
-	rig_add_port "$id" ipv4 "$RIG_IP4" "$svc" \
-		"param_inline_data_size=$inl" "param_max_queue_size=$mqs" &&
+	local params=("param_inline_data_size=$inl")
+
+	[[ $mqs == -1 ]] || params+=("param_max_queue_size=$mqs")
+	rig_add_port "$id" ipv4 "$RIG_IP4" "$svc" "${params[@]}" &&
 		rig_link "$id" "$nqn"
+}
+
+# rig_has_port_param NAME: the target's ports have attribute NAME.
+rig_has_port_param() {
+	[[ -e $RIG_NVMET/ports/$RIG_PORT/$1 ]]
 }
 
 # A subsystem of its own (own memory-backed null_blk), for in-kernel
