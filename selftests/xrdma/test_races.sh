@@ -21,7 +21,12 @@
 #   (xrdma_queue_free() warns if a queue is freed with them published);
 # - m-b: an RDMA device removed while a reset's queue stop is held in its
 #   drain: the removal walks the controllers holding their list's mutex,
-#   which connects and frees need too, and must not wait for the stop.
+#   which connects and frees need too, and must not wait for the stop;
+# - m-d: a reset whose I/O queue drain times out (fault/drain) while the
+#   handler of a read's response is held before it copies the data out of
+#   the read pool: the stop must wait out that handler before the cancel
+#   ends the read and the free takes the pool (before the fix, the handler
+#   woke to a freed pool and oopsed); the read returns what was written.
 # Each subtest checks the kernel log for what the window must show, so a
 # subtest that did not reach its window fails instead of passing.
 #
@@ -43,7 +48,7 @@ readonly PORT_B=14
 readonly NETDEV_C=xrdma-rig5
 readonly RXE_C=${RIG_PROVIDER}5
 readonly DELAY=/sys/kernel/debug/nvme-xrdma/delay
-readonly RACES=${XRDMA_RACES:-n1,n2,n3,n5,mb}
+readonly RACES=${XRDMA_RACES:-n1,n2,n3,n5,mb,md}
 readonly BT_PORT=4425
 readonly BT_NQN=nqn.2026-11.io.xrdma:races
 CTRL=
@@ -58,7 +63,7 @@ delay_set() {
 cleanup() {
 	local p
 	[[ -n $BT_PID ]] && kill -KILL "$BT_PID" 2>/dev/null
-	for p in io_setup queues_free port_up io_start queue_stop; do
+	for p in io_setup queues_free port_up io_start queue_stop rsp_copy; do
 		[[ -w $DELAY/$p ]] && echo 0 >"$DELAY/$p"
 	done
 	[[ -n $BG_PID ]] && wait "$BG_PID"
@@ -70,7 +75,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="ip rdma $BADTARGET"
-test_begin 8
+test_begin 9
 
 # race NAME: whether XRDMA_RACES asks for it; a subtest it leaves out skips.
 race() {
@@ -296,6 +301,58 @@ t_mb() {
 	return "$rc"
 }
 
+# m-d: one 4 KiB read through the read pool (one slot per tag), its
+# response's handler held 3 s on the CQ's workqueue; a reset meanwhile,
+# its I/O queue's drain failing at once.
+t_md() {
+	local mp=/sys/module/nvme_xrdma/parameters c dev pid rc=0
+	local fault out=$TEST_TMP/md.out in=$TEST_TMP/md.in
+	race md || return
+	echo 4096 >"$mp/read_pool" && echo 1 >"$mp/cq_workqueue" || rc=1
+	((rc)) || connect_subsys "$TR" "$RIG_NQN_RAM" -i 1 || rc=1
+	echo 0 >"$mp/read_pool"
+	echo -1 >"$mp/cq_workqueue"
+	((rc == 0)) || return 1
+	c=$CTRL
+	fault=/sys/kernel/debug/nvme-xrdma/$c/fault
+	dev=$(nvme_wait_ns "$c") || return 1
+	head -c 4096 /dev/urandom >"$in"
+	dd if="$in" of="$dev" bs=4k count=1 oflag=direct status=none ||
+		return 1
+	race_mark md
+	echo 1 >"$fault/drain" || return 1
+	delay_set rsp_copy $((3000 * SCALE)) || return 1
+	dd if="$dev" of="$out" bs=4k count=1 iflag=direct status=none &
+	pid=$!
+	wait_for $((20 * SCALE)) logged "delay point rsp_copy: holding" || {
+		echo "no response reached the rsp_copy delay point"
+		rc=1
+	}
+	# the hold in progress goes on; the read's retry is not held
+	delay_set rsp_copy 0
+	nvme reset "/dev/$c" >"$TEST_TMP/md.reset" 2>&1 || rc=1
+	wait "$pid" || {
+		echo "the read failed"
+		rc=1
+	}
+	cmp "$in" "$out" || rc=1
+	nvme_wait_state "$c" live $((60 * SCALE)) || rc=1
+	# the window: the drain gave up while the handler was held
+	since_race | grep -E "delay point rsp_copy|drain timed out|fenced" |
+		sed 's/^/  /'
+	since_race | awk '/delay point rsp_copy: holding/ { h = 1 }
+		h && /QP drain timed out/ { d = 1 }
+		d && /delay point rsp_copy: released/ { r = 1 }
+		r && /completion handlers fenced/ { ok = 1 }
+		END { exit !ok }' || {
+		echo "the drain did not time out while the handler was held"
+		rc=1
+	}
+	nvme_disconnect "$c" $((30 * SCALE)) || rc=1
+	CTRL=
+	return "$rc"
+}
+
 t_leak() {
 	if ((PATH_B)); then
 		rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B" || return 1
@@ -310,6 +367,7 @@ ktap_run "N2: an RDMA device removed while a controller is freed" t_n2
 ktap_run "N3: a controller deleted while a port-up event queues its reconnect" t_n3
 ktap_run "N5: a queue stopped before its fabrics Connect publishes no tags" t_n5
 ktap_run "m-b: an RDMA device removed while a queue stop is held" t_mb
+ktap_run "m-d: a drain timing out while a read's response is in its handler" t_md
 ktap_run "RDMA resources and module refs back to baseline" t_leak
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
 ktap_finished

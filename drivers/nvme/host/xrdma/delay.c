@@ -15,8 +15,13 @@
  * io_start       a setup whose I/O queues are connected, before their
  *                fabrics Connects
  * queue_stop     the stop of a queue, after its drain, stop_lock held
+ * rsp_copy       a response to a read through the read pool, before its
+ *                data is copied out of the slot (in the CQ's handler)
  *
- * Each point sleeps for its value every time it is passed, and logs it.
+ * Each point holds for its value every time it is passed, and logs it
+ * before and after:
+ * it sleeps where it may, and busy-waits where it may not (rsp_copy in a
+ * softirq or a direct poll), for XRDMA_DELAY_ATOMIC_MAX_MS at most.
  * The values are module-wide, not per controller.  Cost when off: one
  * static key, a no-op jump until a point is first set, as for fault.c.
  */
@@ -32,6 +37,8 @@ DEFINE_STATIC_KEY_FALSE(xrdma_delay_key);
 
 /* Longest a point may hold: a test's window, never a hang. */
 #define XRDMA_DELAY_MAX_MS	30000
+/* ... and where it may not sleep: well within the soft lockup detector's */
+#define XRDMA_DELAY_ATOMIC_MAX_MS	5000
 
 static const char * const xrdma_delay_names[XRDMA_DELAY_NR] = {
 	[XRDMA_DELAY_IO_SETUP]		= "io_setup",
@@ -39,12 +46,13 @@ static const char * const xrdma_delay_names[XRDMA_DELAY_NR] = {
 	[XRDMA_DELAY_PORT_UP]		= "port_up",
 	[XRDMA_DELAY_IO_START]		= "io_start",
 	[XRDMA_DELAY_QUEUE_STOP]	= "queue_stop",
+	[XRDMA_DELAY_RSP_COPY]		= "rsp_copy",
 };
 
 static atomic_t xrdma_delay_ms[XRDMA_DELAY_NR];
 
 /**
- * __xrdma_delay() - sleep at a delay point that is set (the armed path)
+ * __xrdma_delay() - hold at a delay point that is set (the armed path)
  * @point: the point passed
  *
  * Only reached through xrdma_delay() once a point was set.
@@ -55,9 +63,17 @@ void __xrdma_delay(enum xrdma_delay_point point)
 
 	if (!ms)
 		return;
-	pr_info("delay point %s: holding %u ms\n", xrdma_delay_names[point],
-		ms);
-	msleep(ms);
+	if (preemptible()) {
+		pr_info("delay point %s: holding %u ms\n",
+			xrdma_delay_names[point], ms);
+		msleep(ms);
+	} else {
+		ms = min(ms, XRDMA_DELAY_ATOMIC_MAX_MS);
+		pr_info("delay point %s: holding %u ms, busy\n",
+			xrdma_delay_names[point], ms);
+		mdelay(ms);
+	}
+	pr_info("delay point %s: released\n", xrdma_delay_names[point]);
 }
 
 static int xrdma_delay_get(void *data, u64 *val)

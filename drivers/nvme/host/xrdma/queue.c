@@ -278,8 +278,8 @@ static void xrdma_drain_done(struct ib_cq *cq, struct ib_wc *wc)
  * A drain that did not finish leaves the HCA free to run the WRs it still
  * holds, and the teardown is about to unmap and reuse their memory (review
  * m5).  RESET stops the QP whatever it holds, without completions.  A
- * completion already in the CQ may still be handled: it finds its request
- * ended (waiting cleared) or no tags to match.
+ * completion already in the CQ may still be handled: the stop fences the
+ * handler running, and one started later finds no tags to match.
  */
 static void xrdma_queue_reset_qp(struct xrdma_queue *queue)
 {
@@ -296,10 +296,12 @@ static void xrdma_queue_reset_qp(struct xrdma_queue *queue)
 /*
  * Flush every posted WR, with a bound.  The QP is moved to the error state
  * and a marker is posted on each side; once both markers come back, no
- * completion for this queue can be pending in the CQ.  If that fails, the
- * QP is reset.
+ * completion for this queue can be pending in the CQ, nor any handler
+ * running (the CQ is polled in order).  If that fails, the QP is reset,
+ * and false returned: a handler may still be running (lifecycle review
+ * m-d), which the caller fences with xrdma_queue_fence_cq().
  */
-static void xrdma_queue_drain(struct xrdma_queue *queue)
+static bool xrdma_queue_drain(struct xrdma_queue *queue)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_rdma_wr swr = {
@@ -345,10 +347,41 @@ static void xrdma_queue_drain(struct xrdma_queue *queue)
 		if (wait_for_completion_timeout(&queue->drain_done, left))
 			expect--;
 	}
-	return;
+	return true;
 
 out_reset:
 	xrdma_queue_reset_qp(queue);
+	return false;
+}
+
+/*
+ * Wait out a completion handler of the queue that is still running after
+ * a drain that did not finish, and keep its poller from running again
+ * until it is rescheduled.  ib_core has no call for it short of
+ * ib_free_cq(), so this does the first step of that one: disabling its
+ * irq_poll waits for a poll in progress, cancelling its work waits for a
+ * run in progress.  A direct CQ is polled under poll_lock, which the
+ * caller takes.  A handler started after this finds the tags withdrawn
+ * and ends at once; it is waited out by ib_free_cq() before the MRs and
+ * the read pool are freed (xrdma_queue_destroy_ib()).
+ */
+static void xrdma_queue_fence_cq(struct xrdma_queue *queue)
+{
+	struct ib_cq *cq = queue->cq;
+
+	switch (queue->cq_ctx) {
+	case IB_POLL_SOFTIRQ:
+		irq_poll_disable(&cq->iop);
+		irq_poll_enable(&cq->iop);
+		break;
+	case IB_POLL_WORKQUEUE:
+	case IB_POLL_UNBOUND_WORKQUEUE:
+		cancel_work_sync(&cq->work);
+		break;
+	default:
+		break;
+	}
+	xrdma_qerr(queue, "completion handlers fenced after the drain timeout\n");
 }
 
 /*
@@ -476,15 +509,34 @@ out_put_dev:
 	return ret;
 }
 
-/* Undo xrdma_queue_create_ib() on a drained queue. */
+/*
+ * Undo xrdma_queue_create_ib() on a drained queue.  What a completion
+ * handler may touch (the MRs, the read pool, the rings) goes only once the
+ * CQ is freed, which waits out its last handler (lifecycle review m-d):
+ * the MRs are taken off the QP first, as its destruction wants none of its
+ * pool in use, and deregistered after.
+ */
 static void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
 {
+	struct ib_qp *qp = queue->qp;
+	struct ib_mr *mr, *tmp;
+	unsigned long flags;
+	LIST_HEAD(mrs);
+
 	/* no REG_MR runs any more: the kept MRs go with the pool */
 	xrdma_frwr_release_kept(queue);
-	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
-	xrdma_pool_free(queue);
+	spin_lock_irqsave(&qp->mr_lock, flags);
+	list_splice_init(&qp->rdma_mrs, &mrs);
+	spin_unlock_irqrestore(&qp->mr_lock, flags);
+
 	xrdma_queue_destroy_qp(queue);
 	xrdma_queue_destroy_cq(queue);
+
+	list_for_each_entry_safe(mr, tmp, &mrs, qp_entry) {
+		list_del(&mr->qp_entry);
+		ib_dereg_mr(mr);
+	}
+	xrdma_pool_free(queue);
 	xrdma_queue_free_rings(queue);
 	xrdma_queue_put_dev(queue);
 }
@@ -693,6 +745,8 @@ int xrdma_queue_start(struct xrdma_queue *queue)
  */
 void xrdma_queue_stop(struct xrdma_queue *queue)
 {
+	bool drained;
+
 	lockdep_assert_held(&queue->ctrl->teardown_lock);
 	mutex_lock(&queue->stop_lock);
 	if (test_bit(XRDMA_Q_ALLOCATED, &queue->flags) &&
@@ -702,7 +756,7 @@ void xrdma_queue_stop(struct xrdma_queue *queue)
 		xrdma_queue_pend_reset(queue);
 		spin_unlock(&queue->sq_lock);
 		xrdma_cm_disconnect(queue);
-		xrdma_queue_drain(queue);
+		drained = xrdma_queue_drain(queue);
 		/* wait out a poller that got in before STOPPED was set */
 		spin_lock(&queue->poll_lock);
 		spin_unlock(&queue->poll_lock);
@@ -710,8 +764,13 @@ void xrdma_queue_stop(struct xrdma_queue *queue)
 		/*
 		 * Withdrawn once no completion handler runs: a response that
 		 * came in before the flush still finds its command (m-c).
+		 * After a drain timeout a handler may still run, copying into
+		 * a request the cancel would end: withdrawn first, so that no
+		 * handler starts on a command again, then fenced (m-d).
 		 */
 		WRITE_ONCE(queue->tags, NULL);
+		if (!drained)
+			xrdma_queue_fence_cq(queue);
 	}
 	mutex_unlock(&queue->stop_lock);
 }

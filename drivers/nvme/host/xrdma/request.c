@@ -243,8 +243,10 @@ static struct xrdma_request *xrdma_process_rsp(struct xrdma_queue *queue,
 	}
 	/* the data came before the response: take it out of the pool */
 	if (req->kind == XRDMA_DATA_POOL &&
-	    !(le16_to_cpu(cqe->status) >> 1))
+	    !(le16_to_cpu(cqe->status) >> 1)) {
+		xrdma_delay(XRDMA_DELAY_RSP_COPY);
 		xrdma_pool_copy(queue, rq);
+	}
 	return req;
 }
 

@@ -635,6 +635,7 @@ enum xrdma_delay_point {
 	XRDMA_DELAY_PORT_UP,
 	XRDMA_DELAY_IO_START,
 	XRDMA_DELAY_QUEUE_STOP,
+	XRDMA_DELAY_RSP_COPY,
 	XRDMA_DELAY_NR
 };
 
@@ -643,7 +644,7 @@ DECLARE_STATIC_KEY_FALSE(xrdma_delay_key);
 void __xrdma_delay(enum xrdma_delay_point point);
 void xrdma_delay_init(struct dentry *root);
 
-/* Sleep here if a test asked to.  A no-op jump until a point is set. */
+/* Hold here if a test asked to.  A no-op jump until a point is set. */
 static inline void xrdma_delay(enum xrdma_delay_point point)
 {
 	if (static_branch_unlikely(&xrdma_delay_key))
