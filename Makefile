@@ -120,19 +120,31 @@ modules: headers
 # DKMS (dkms.conf): a failed build would fail the installation of the
 # kernel on Debian 12 (dkms 3.0.10 fails autoinstall on any module it
 # cannot install, BUILD_EXCLUSIVE skips included).  Where the private
-# headers do not match the kernel (version check, layout guard), build
-# refuse.c instead, with the first error as the reason it gives.
+# headers do not match the kernel (another series, no linux-source of its
+# series, another version, the layout guard), build refuse.c instead,
+# with the first error as the reason it gives and the linux-source
+# package of the kernel's series as what to install.
 XRDMA_VERSION ?= unknown
+# the series the driver is written for (compat.h, tools/build/probes/)
+XRDMA_SERIES := 6.1 6.12
 # the linux-source of the kernel's series: its upstream version, to refuse
 # a kernel of another one without unpacking the tarball (a minute or two
 # under TCG)
 SRC_PKGVER = $(if $(KSRC),,$(shell dpkg-query -W -f='$${Version}' \
 		linux-source-$(KSERIES) 2>/dev/null | sed 's/-.*//'))
+KUPSTREAM_VER = $(shell echo '$(KUPSTREAM)' | sed -E 's/^([0-9]+\.[0-9]+\.[0-9]+).*/\1/')
 dkms:
 	@mkdir -p $(BUILD)
-	@why=; [ -z "$(SRC_PKGVER)" ] || case "$(KUPSTREAM)" in \
+	@why=; src=linux-source-$(KSERIES); \
+	case " $(XRDMA_SERIES) " in \
+	*" $(KSERIES) "*) ;; \
+	*) src=; why="Linux $(or $(KSERIES),of $(KDIR)) is not a series nvme-xrdma builds for";; \
+	esac; \
+	[ -n "$$why" ] || [ -n "$(KSRC)" ] || [ -f "$(KSRC_TAR)" ] || \
+		why="$$src is not installed (no $(KSRC_TAR))"; \
+	[ -n "$$why" ] || [ -z "$(SRC_PKGVER)" ] || case "$(KUPSTREAM)" in \
 	"$(SRC_PKGVER)"[+-]*|"$(SRC_PKGVER)") ;; \
-	*) why="linux-source-$(KSERIES) is $(SRC_PKGVER) but the target kernel is $(KUPSTREAM)";; \
+	*) why="$$src is $(SRC_PKGVER) but the target kernel is $(KUPSTREAM)";; \
 	esac; \
 	if [ -z "$$why" ]; then \
 		$(MAKE) modules >$(BUILD)/dkms.log 2>&1; rc=$$?; \
@@ -142,9 +154,12 @@ dkms:
 	fi; \
 	echo "dkms: nvme-xrdma cannot be built for $(KREL): $${why:-build failed}" >&2; \
 	echo "dkms: building a module that refuses to load and says so" >&2; \
-	mkdir -p $(KHDR) && \
-	printf '#define XRDMA_REFUSE_WHY "%s"\n#define XRDMA_REFUSE_VERSION "%s"\n' \
-		"$${why:-build failed}" "$(XRDMA_VERSION)" >$(KHDR)/xrdma_refuse.h && \
+	mkdir -p $(KHDR) && { \
+	printf '#define XRDMA_REFUSE_%s "%s"\n' WHY "$${why:-build failed}" \
+		VERSION "$(XRDMA_VERSION)" SERIES "$(XRDMA_SERIES)"; \
+	[ -z "$$src" ] || printf '#define XRDMA_REFUSE_%s "%s"\n' \
+		SOURCE "$$src" UPSTREAM "$(KUPSTREAM_VER)"; \
+	} >$(KHDR)/xrdma_refuse.h && \
 	$(MAKE) $(KBUILD_ARGS) clean >/dev/null && \
 	$(MAKE) $(KBUILD_ARGS) XRDMA_REFUSE=1 modules
 
