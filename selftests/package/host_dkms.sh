@@ -18,12 +18,19 @@
 # hold, gets what its installation runs, the kernel's DKMS hook: the hook
 # must succeed (Debian 12's dkms fails it, and with it the kernel's
 # postinst, for a module it skips) and install for that kernel an
-# nvme-xrdma that refuses to load and says why. "apt remove" must leave
-# no nvme-xrdma module behind, the purge no modprobe.d file; and nothing
-# of it may reach the machine's own root file system: its module trees,
-# /var/lib/dkms, /usr/src, /etc/modprobe.d and dpkg's status are compared
-# with what they were before, and no mount of ours may show outside the
-# namespace.
+# nvme-xrdma that refuses to load and says why, naming linux-source-6.12.
+# Debian 12's 6.1 (headers and image from tools/setup: its XRDMA_K61,
+# else the newest 6.1 with headers) gets the transport from its DKMS
+# hook, a 6.1 module (vermagic), the private headers taken from
+# linux-source-6.1 and the layout checked against the BTF of its
+# nvme-core (the base from /boot/vmlinuz: its headers have no vmlinux);
+# with linux-source-6.1 removed, a module that refuses to load and names
+# linux-source-6.1 (a root without a 6.1 kernel, the trixie one, skips
+# those two). "apt remove" must leave no nvme-xrdma module behind, the
+# purge no modprobe.d file; and nothing of it may reach the machine's own
+# root file system: its module trees, /var/lib/dkms, /usr/src,
+# /etc/modprobe.d and dpkg's status are compared with what they were
+# before, and no mount of ours may show outside the namespace.
 #
 # Before the removal, the module DKMS installed for the pinned kernel,
 # the module index its depmod wrote and the modprobe.d file are copied to
@@ -42,13 +49,13 @@
 # +deb13, from its /etc/os-release). DIR must be left as it was, too.
 #
 # Root only (skips, exit 4, otherwise). apt runs offline: the package's
-# dependencies (dkms, linux-source-6.12, dwarves) are installed by
-# tools/setup. XRDMA_DKMS_DEB names the .deb (default: the one at the top
-# of the tree); skips without one. Prints KTAP; exit status as
-# ktap_finished's. About 2 to 3 minutes on 2 cores, most of it the DKMS
+# dependencies (dkms, linux-source-6.12, dwarves; linux-source-6.1 too)
+# are installed by tools/setup. XRDMA_DKMS_DEB names the .deb (default:
+# the one at the top of the tree); skips without one. Prints KTAP; exit
+# status as ktap_finished's. About 2 to 3 minutes on 2 cores, most of it the DKMS
 # build for the pinned kernel (the headers unpacked from
 # linux-source-6.12's tarball, the layout guard, the module) and two
-# depmod runs.
+# depmod runs; the 6.1 build adds about a minute.
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -71,7 +78,15 @@ KSUFFIX=+deb${DEB_REL:-12}-amd64
 KREL=$(cat "$LOWER/etc/xrdma-kver" 2>/dev/null || echo 6.12.117)$KSUFFIX
 KREL2=$(cat "$LOWER/etc/xrdma-kver2" 2>/dev/null)
 KREL2=${KREL2:+$KREL2$KSUFFIX}
-readonly LOWER KSUFFIX KREL KREL2
+# Debian 12's 6.1: tools/setup's ABI (XRDMA_K61), else the newest 6.1
+# whose headers are installed in the root
+K61=${XRDMA_K61:+$XRDMA_K61-amd64}
+if [[ -z $K61 ]]; then
+	K61=$(find "$LOWER/lib/modules" -mindepth 1 -maxdepth 1 \
+		-name '6.1.*-amd64' -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
+fi
+[[ -z $K61 || -e $LOWER/lib/modules/$K61/build/include ]] || K61=
+readonly LOWER KSUFFIX KREL KREL2 K61
 
 STATE=${1:-}
 DEB=${XRDMA_DKMS_DEB:-}
@@ -159,7 +174,7 @@ in_root() {
 # empty) or on the root B the throw-away one is an overlay of.
 root_state() {
 	local b=${1:-} k
-	for k in "$KREL" ${KREL2:+"$KREL2"}; do
+	for k in "$KREL" ${KREL2:+"$KREL2"} ${K61:+"$K61"}; do
 		find "$b/lib/modules/$k" -maxdepth 1 -name 'modules.*' \
 			-printf '%p %s %T@\n' 2>/dev/null
 		find "$b/lib/modules/$k/updates" -printf '%p %s %T@\n' 2>/dev/null
@@ -176,14 +191,19 @@ all_state() {
 	if [[ $LOWER != / ]]; then root_state "$LOWER"; fi
 }
 
+# ko_cat KO: a (compressed) module file, uncompressed to stdout
+ko_cat() {
+	case $1 in
+	*.xz) xz -dc "$1" ;;
+	*.zst) zstd -dcq "$1" ;;
+	*) cat "$1" ;;
+	esac
+}
+
 # build_id KO: the GNU build ID of a (compressed) module file.
 build_id() {
 	local ko=$1
-	case $ko in
-	*.xz) xz -dc "$ko" ;;
-	*.zst) zstd -dcq "$ko" ;;
-	*) cat "$ko" ;;
-	esac >"$TMPD/t/id.ko" || return 1
+	ko_cat "$ko" >"$TMPD/t/id.ko" || return 1
 	readelf -n "$TMPD/t/id.ko" | awk '/Build ID:/ { print $3 }'
 }
 
@@ -255,6 +275,7 @@ t_root() {
 	# package's depmod rebuilds the index. (A second ABI still to be
 	# installed has no module tree yet.)
 	find "$ROOT/lib/modules/$KREL" "$ROOT/lib/modules/$KREL2" \
+		${K61:+"$ROOT/lib/modules/$K61"} \
 		-name "$MOD.ko*" -print -delete 2>/dev/null
 	mkdir -p "$ROOT/tmp/xrdma-dkms" &&
 		cp "$DEB" "$ROOT/tmp/xrdma-dkms/" || return 1
@@ -326,10 +347,97 @@ t_second_abi() {
 	desc=$(modinfo -F description "$ko") || return 1
 	echo "${ko#"$ROOT"}: $desc"
 	[[ $desc == *"not built for this kernel"* ]] || return 1
+	# what to install: the linux-source of its series
+	echo "names: $(sources "$ko")"
+	[[ $(sources "$ko") == linux-source-6.12 ]] || return 1
 	# the pinned kernel's module is the transport
 	desc=$(in_root modinfo -k "$KREL" -F description "$MOD") || return 1
 	echo "$(in_root modinfo -k "$KREL" -n "$MOD"): $desc"
 	[[ $desc != *"not built for this kernel"* ]]
+}
+
+# sources KO: the linux-source packages a (compressed) module names
+sources() {
+	ko_cat "$1" | grep -a -o 'linux-source-[0-9.]*[0-9]' | sort -u | tr '\n' ' ' |
+		sed 's/ $//'
+}
+
+# dkms_hook KERNEL: what dpkg runs when KERNEL is installed or updated
+dkms_hook() {
+	local out rc
+	out=$(in_root /etc/kernel/postinst.d/dkms "$1" "/boot/vmlinuz-$1" 2>&1)
+	rc=$?
+	grep -vE 'readelf: Warning|^Sign|^Signing|^Public' <<<"$out" | tail -n 8
+	echo "/etc/kernel/postinst.d/dkms $1: exit $rc"
+	return "$rc"
+}
+
+# k61_module: the module DKMS installed for $K61, its vermagic and
+# description shown
+K61_KO=
+k61_module() {
+	local vm
+	K61_KO=$(find "$ROOT/lib/modules/$K61/updates/dkms" -name "$MOD.ko*" \
+		2>/dev/null | head -n 1)
+	[[ -n $K61_KO ]] || { echo "no $MOD in updates/dkms of $K61"; return 1; }
+	vm=$(modinfo -F vermagic "$K61_KO") || return 1
+	echo "${K61_KO#"$ROOT"}: vermagic $vm; $(modinfo -F description "$K61_KO")"
+	# a module for that kernel: vermagic starts with its release
+	[[ $vm == "$K61 "* ]]
+}
+
+k61_log() {
+	# shellcheck disable=SC2016 # dpkg-query's format
+	echo "$ROOT/var/lib/dkms/$MOD/$(in_root dpkg-query -W -f='${Version}' \
+		"$PKG")/$K61/x86_64/log/make.log"
+}
+
+# Debian 12's 6.1: its DKMS hook builds the transport, from
+# linux-source-6.1, with the layout guard (XRDMA_REQUIRE_BTF=1: no BTF
+# base, no module; 6.1's comes from /boot/vmlinuz-$K61).
+t_k61() {
+	ktap_require ROOT "no throw-away root" || return
+	KTAP_REASON="no 6.1 kernel with headers in $LOWER"
+	[[ -n $K61 ]] || return "$KSFT_SKIP"
+	local t0=$SECONDS log
+	dkms_hook "$K61" || return 1
+	echo "built in $((SECONDS - t0)) s"
+	in_root dkms status "$MOD" -k "$K61" 2>/dev/null | grep ": installed" ||
+		return 1
+	log=$(k61_log)
+	grep -m1 "HDRS.*/linux-source-6\.1\.tar" "$log" ||
+		{ echo "not from linux-source-6.1 (${log#"$ROOT"})"; return 1; }
+	if grep "^dkms: " "$log"; then
+		echo "refused (${log#"$ROOT"})"
+		return 1
+	fi
+	k61_module || return 1
+	[[ $(modinfo -F description "$K61_KO") != *"not built for this kernel"* ]]
+}
+
+# The same kernel without linux-source-6.1 (removed in the throw-away
+# root; the package's dependency is met by linux-source-6.12): the hook
+# still succeeds, with a module that refuses to load and names
+# linux-source-6.1, not linux-source-6.12.
+t_k61_refuse() {
+	ktap_require ROOT "no throw-away root" || return
+	KTAP_REASON="no 6.1 kernel with headers in $LOWER"
+	[[ -n $K61 ]] || return "$KSFT_SKIP"
+	local ver log
+	in_root dpkg --purge linux-source-6.1 >/dev/null 2>&1 || return 1
+	# shellcheck disable=SC2016 # dpkg-query's format
+	ver=$(in_root dpkg-query -W -f='${Version}' "$PKG") || return 1
+	in_root dkms remove "$MOD/$ver" -k "$K61" >/dev/null 2>&1 || return 1
+	dkms_hook "$K61" || return 1
+	in_root dkms status "$MOD" -k "$K61" 2>/dev/null | grep ": installed" ||
+		return 1
+	log=$(k61_log)
+	grep "^dkms: " "$log" || { echo "no reason in ${log#"$ROOT"}"; return 1; }
+	k61_module || return 1
+	[[ $(modinfo -F description "$K61_KO") == *"not built for this kernel"* ]] ||
+		return 1
+	echo "names: $(sources "$K61_KO")"
+	[[ $(sources "$K61_KO") == linux-source-6.1 ]]
 }
 
 # For the guest: the module DKMS installed for the pinned kernel, the
@@ -358,6 +466,7 @@ t_remove() {
 	apt_out 12 <<<"$out"
 	((rc == 0)) || return 1
 	left=$(find "$ROOT/lib/modules/$KREL" "$ROOT/lib/modules/$KREL2" \
+		${K61:+"$ROOT/lib/modules/$K61"} \
 		"$ROOT/var/lib/dkms" -name "$MOD.ko*" 2>/dev/null)
 	[[ -z $left ]] || { echo "left behind: $left"; return 1; }
 	! in_root modinfo -k "$KREL" -n "$MOD" 2>/dev/null ||
@@ -387,14 +496,18 @@ t_no_leak() {
 
 T0=$SECONDS
 ktap_print_header
-ktap_print_msg "package ${DEB##*/}, kernels $KREL and ${KREL2:-none}"
-ktap_set_plan 9
+ktap_print_msg "package ${DEB##*/}, kernels $KREL, ${KREL2:-none} and ${K61:-no 6.1}"
+ktap_set_plan 11
 ktap_run "a throw-away root: an overlay of $LOWER in a private mount namespace, uname -r $KREL" t_root
 ktap_run "apt install ./${DEB##*/}: DKMS builds and installs" t_install
 ktap_run "modinfo -n $MOD is in updates/dkms" t_location
 ktap_run "$CONF installed, nothing active" t_modprobe_conf
 ktap_run "a second 6.12 ABI ($KREL2)${KREL2_LATE:+ installed after the package}: its DKMS hook succeeds, the module refuses to load" \
 	t_second_abi
+ktap_run "Debian 12's 6.1 (${K61:-none}): its DKMS hook builds the transport from linux-source-6.1, a 6.1 module" \
+	t_k61
+ktap_run "6.1 without linux-source-6.1: the module refuses to load and names linux-source-6.1" \
+	t_k61_refuse
 ktap_run "the DKMS module and its module index kept for the guest" t_keep
 ktap_run "apt remove leaves no $MOD module behind" t_remove
 ktap_run "apt purge removes the modprobe.d file" t_purge
