@@ -38,7 +38,8 @@
 # (XRDMA_DKMS_STATE=STATEDIR) puts them in place, has
 # "nvme connect -t xrdma" autoload that module and does verified I/O.
 # tools/vm/selftests runs both halves (make check; alone:
-# tools/vm/selftests --package).
+# tools/vm/selftests --package). The 6.1 module is kept the same way in
+# STATEDIR/k61, for package/test_dkms.sh in a guest booted with 6.1.
 #
 #   selftests/package/host_dkms.sh STATEDIR
 #
@@ -412,7 +413,10 @@ t_k61() {
 		return 1
 	fi
 	k61_module || return 1
-	[[ $(modinfo -F description "$K61_KO") != *"not built for this kernel"* ]]
+	[[ $(modinfo -F description "$K61_KO") != *"not built for this kernel"* ]] ||
+		return 1
+	# for a 6.1 guest (package/test_dkms.sh, XRDMA_DKMS_STATE=STATEDIR/k61)
+	keep "$K61" "$STATE/k61"
 }
 
 # The same kernel without linux-source-6.1 (removed in the throw-away
@@ -444,18 +448,25 @@ t_k61_refuse() {
 # module index of its depmod, the modprobe.d file, the build ID.
 t_keep() {
 	ktap_require ROOT "no throw-away root" || return
-	local src=$ROOT/lib/modules/$KREL dst=$STATE/lib/modules/$KREL ko id
+	keep "$KREL" "$STATE"
+}
+
+# keep KERNEL DIR: the module DKMS installed for KERNEL, the module index
+# of its depmod, the modprobe.d file and the build ID, into DIR
+keep() {
+	local krel=$1 dir=$2 src=$ROOT/lib/modules/$1 ko id
 	ko=$(find "$src/updates/dkms" -name "$MOD.ko*" 2>/dev/null | head -n 1)
-	[[ -n $ko ]] || { echo "no $MOD in updates/dkms of $KREL"; return 1; }
-	rm -rf "${STATE:?}/lib" "$STATE/build-id"
-	mkdir -p "$dst/updates/dkms" && cp -a "$ko" "$dst/updates/dkms/" &&
-		cp -a "$src"/modules.* "$dst/" && cp -a "$ROOT$CONF" "$STATE/" ||
-		return 1
+	[[ -n $ko ]] || { echo "no $MOD in updates/dkms of $krel"; return 1; }
+	rm -rf "${dir:?}/lib" "$dir/build-id"
+	mkdir -p "$dir/lib/modules/$krel/updates/dkms" &&
+		cp -a "$ko" "$dir/lib/modules/$krel/updates/dkms/" &&
+		cp -a "$src"/modules.* "$dir/lib/modules/$krel/" &&
+		cp -a "$ROOT$CONF" "$dir/" || return 1
 	id=$(build_id "$ko")
 	[[ -n $id ]] || { echo "no build ID in ${ko#"$ROOT"}"; return 1; }
-	echo "$KREL" >"$STATE/krel"
-	echo "$id" >"$STATE/build-id"
-	echo "kept ${ko#"$ROOT"} (build ID $id) and its module index in $STATE"
+	echo "$krel" >"$dir/krel"
+	echo "$id" >"$dir/build-id"
+	echo "kept ${ko#"$ROOT"} (build ID $id) and its module index in $dir"
 }
 
 t_remove() {
