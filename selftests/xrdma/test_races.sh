@@ -75,7 +75,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="ip rdma $BADTARGET"
-test_begin 9
+test_begin 10
 
 # race NAME: whether XRDMA_RACES asks for it; a subtest it leaves out skips.
 race() {
@@ -301,14 +301,18 @@ t_mb() {
 	return "$rc"
 }
 
-# m-d: one 4 KiB read through the read pool (one slot per tag), its
-# response's handler held 3 s on the CQ's workqueue; a reset meanwhile,
-# its I/O queue's drain failing at once.
+# m-d CQ_WORKQUEUE: one 4 KiB read through the read pool (one slot per
+# tag), its response's handler held 3 s; a reset meanwhile, its I/O
+# queue's drain failing at once.  With 1 the handler runs on the CQ's
+# workqueue, the reset's drain gives up while it is held, and the stop
+# must wait it out.  With 0 it runs in softirq, and the reset's quiesce
+# (an RCU grace period) waits the handler out before the drain: that run
+# checks that the fence of an idle irq_poll works and costs no data.
 t_md() {
-	local mp=/sys/module/nvme_xrdma/parameters c dev pid rc=0
+	local wq=$1 mp=/sys/module/nvme_xrdma/parameters c dev pid rc=0
 	local fault out=$TEST_TMP/md.out in=$TEST_TMP/md.in
 	race md || return
-	echo 4096 >"$mp/read_pool" && echo 1 >"$mp/cq_workqueue" || rc=1
+	echo 4096 >"$mp/read_pool" && echo "$wq" >"$mp/cq_workqueue" || rc=1
 	((rc)) || connect_subsys "$TR" "$RIG_NQN_RAM" -i 1 || rc=1
 	echo 0 >"$mp/read_pool"
 	echo -1 >"$mp/cq_workqueue"
@@ -340,14 +344,22 @@ t_md() {
 	# the window: the drain gave up while the handler was held
 	since_race | grep -E "delay point rsp_copy|drain timed out|fenced" |
 		sed 's/^/  /'
-	since_race | awk '/delay point rsp_copy: holding/ { h = 1 }
-		h && /QP drain timed out/ { d = 1 }
-		d && /delay point rsp_copy: released/ { r = 1 }
-		r && /completion handlers fenced/ { ok = 1 }
-		END { exit !ok }' || {
-		echo "the drain did not time out while the handler was held"
-		rc=1
-	}
+	if ((wq)); then
+		since_race | awk '/delay point rsp_copy: holding/ { h = 1 }
+			h && /QP drain timed out/ { d = 1 }
+			d && /delay point rsp_copy: released/ { r = 1 }
+			r && /completion handlers fenced/ { ok = 1 }
+			END { exit !ok }' || {
+			echo "the drain did not time out while the handler was held"
+			rc=1
+		}
+	else
+		if ! logged "delay point rsp_copy: holding .* busy" ||
+			! logged "completion handlers fenced"; then
+			echo "no busy hold in softirq, or no fence"
+			rc=1
+		fi
+	fi
 	nvme_disconnect "$c" $((30 * SCALE)) || rc=1
 	CTRL=
 	return "$rc"
@@ -367,7 +379,8 @@ ktap_run "N2: an RDMA device removed while a controller is freed" t_n2
 ktap_run "N3: a controller deleted while a port-up event queues its reconnect" t_n3
 ktap_run "N5: a queue stopped before its fabrics Connect publishes no tags" t_n5
 ktap_run "m-b: an RDMA device removed while a queue stop is held" t_mb
-ktap_run "m-d: a drain timing out while a read's response is in its handler" t_md
+ktap_run "m-d: a drain timing out while a read's response is in its handler" t_md 1
+ktap_run "m-d: the same on softirq CQs: a fence of an idle irq_poll" t_md 0
 ktap_run "RDMA resources and module refs back to baseline" t_leak
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
 ktap_finished
