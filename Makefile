@@ -71,7 +71,8 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak stress faults lint install uninstall headers check-debug \
-	check-twoguest check-package dkms siw check-kernels k61-modules \
+	check-twoguest check-twoguest-reverse check-package dkms siw \
+	check-kernels k61-modules \
 	check-trixie-build check-trixie-package trixie-src \
 	debug-kernel debug-modules tools deb
 
@@ -357,6 +358,10 @@ faults: modules
 # network link; see tools/vm/twoguest
 check-twoguest: modules
 	tools/vm/twoguest
+
+# the other pairing: a 6.1 host with xrdma, our 6.12 kernel as the target
+check-twoguest-reverse: k61-modules
+	tools/vm/twoguest --reverse --ko $(K61_KO)
 
 # --- Debian 12's own 6.1 ------------------------------------------------------
 #
