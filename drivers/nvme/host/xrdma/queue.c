@@ -416,6 +416,38 @@ static void xrdma_queue_fit_inline(struct xrdma_queue *queue)
 }
 
 /*
+ * Undo xrdma_queue_create_ib() on a drained queue.  What a completion
+ * handler may touch (the MRs, the read pool, the rings) goes only once the
+ * CQ is freed, which waits out its last handler (lifecycle review m-d):
+ * the MRs are taken off the QP first, as its destruction wants none of its
+ * pool in use, and deregistered after.
+ */
+static void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
+{
+	struct ib_qp *qp = queue->qp;
+	struct ib_mr *mr, *tmp;
+	unsigned long flags;
+	LIST_HEAD(mrs);
+
+	/* no REG_MR runs any more: the kept MRs go with the pool */
+	xrdma_frwr_release_kept(queue);
+	spin_lock_irqsave(&qp->mr_lock, flags);
+	list_splice_init(&qp->rdma_mrs, &mrs);
+	spin_unlock_irqrestore(&qp->mr_lock, flags);
+
+	xrdma_queue_destroy_qp(queue);
+	xrdma_queue_destroy_cq(queue);
+
+	list_for_each_entry_safe(mr, tmp, &mrs, qp_entry) {
+		list_del(&mr->qp_entry);
+		ib_dereg_mr(mr);
+	}
+	xrdma_pool_free(queue);
+	xrdma_queue_free_rings(queue);
+	xrdma_queue_put_dev(queue);
+}
+
+/*
  * Create the IB resources of a queue whose address is resolved: bind the
  * device, create its protection domain, CQ, QP, rings and MR pool, and
  * post the whole receive ring, so the target may answer as soon as we are
@@ -489,14 +521,15 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	ret = xrdma_queue_fill_recv(queue);
 	if (ret) {
 		xrdma_qerr(queue, "cannot post receive: %d\n", ret);
-		goto out_destroy_mrs;
+		goto out_destroy_ib;
 	}
 	return 0;
 
-out_destroy_mrs:
-	/* flush what was posted before the rings go away */
+out_destroy_ib:
+	/* flush what was posted, then free it all in the order of a stop */
 	xrdma_queue_drain(queue);
-	ib_mr_pool_destroy(queue->qp, &queue->qp->rdma_mrs);
+	xrdma_queue_destroy_ib(queue);
+	return ret;
 out_free_pool:
 	xrdma_pool_free(queue);
 	xrdma_queue_free_rings(queue);
@@ -507,38 +540,6 @@ out_destroy_cq:
 out_put_dev:
 	xrdma_queue_put_dev(queue);
 	return ret;
-}
-
-/*
- * Undo xrdma_queue_create_ib() on a drained queue.  What a completion
- * handler may touch (the MRs, the read pool, the rings) goes only once the
- * CQ is freed, which waits out its last handler (lifecycle review m-d):
- * the MRs are taken off the QP first, as its destruction wants none of its
- * pool in use, and deregistered after.
- */
-static void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
-{
-	struct ib_qp *qp = queue->qp;
-	struct ib_mr *mr, *tmp;
-	unsigned long flags;
-	LIST_HEAD(mrs);
-
-	/* no REG_MR runs any more: the kept MRs go with the pool */
-	xrdma_frwr_release_kept(queue);
-	spin_lock_irqsave(&qp->mr_lock, flags);
-	list_splice_init(&qp->rdma_mrs, &mrs);
-	spin_unlock_irqrestore(&qp->mr_lock, flags);
-
-	xrdma_queue_destroy_qp(queue);
-	xrdma_queue_destroy_cq(queue);
-
-	list_for_each_entry_safe(mr, tmp, &mrs, qp_entry) {
-		list_del(&mr->qp_entry);
-		ib_dereg_mr(mr);
-	}
-	xrdma_pool_free(queue);
-	xrdma_queue_free_rings(queue);
-	xrdma_queue_put_dev(queue);
 }
 
 /*
