@@ -387,9 +387,15 @@ k61-modules:
 		MODDIR=$$dir/root/lib/modules/$$rel/ KIMAGE=$$dir/bzImage \
 		W=1 modules
 
-check-kernels: k61-modules tools
-	tools/vm/selftests --core --kernel-dir "$$(tools/vm/fetch-kernel)" \
-		--ko $(K61_KO)
+# trixie's module: built in the trixie root (make check-trixie-build, the
+# tree copied to .build/trixie/src)
+TRIXIE_KO := $(TRIXIE_SRC)/$(MOD)
+
+# the core and the package test on 6.1 and on Debian 13, one summary line
+# (tools/vm/selftests --kernels)
+check-kernels: k61-modules tools deb check-trixie-build
+	tools/vm/selftests --kernels "$$(tools/vm/fetch-kernel)" $(K61_KO) \
+		"$$(tools/vm/trixie-root)" $(TRIXIE_KO)
 
 # guest vCPUs of make bench (4 for the scale table's 4-queue row)
 XRDMA_BENCH_CPUS ?= 2
