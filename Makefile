@@ -19,6 +19,8 @@
 #                           6.12 headers, in a trixie root (tools/vm/trixie-root)
 #   make check-trixie-package  the package's apt install, DKMS builds, apt
 #                           remove and purge in a throw-away trixie root
+#   make check-kernels      the core of the suite and the package test on
+#                           Debian 12's 6.1 and on Debian 13, in guests
 
 PIN_KVER  := $(shell cat /etc/xrdma-kver 2>/dev/null || echo 6.12.117)
 # Debian's 6.12 ABIs are named <version>+deb<N>-amd64 after the release

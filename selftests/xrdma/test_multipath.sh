@@ -24,7 +24,10 @@
 #   every 20 ms; under TCG more like every 60 ms), is printed and must
 #   stay under 5 s. The times to leave and reach LIVE count from before
 #   "ip link set" (under TCG, starting ip alone takes 100-300 ms; the
-#   kernel log shows the port event to recovery step).
+#   kernel log shows the port event to recovery step). With
+#   XRDMA_MPATH_CUTS=0 (make check-kernels on 6.1, whose rxe wedges when
+#   the target's DREQ meets the cut) the verified I/O runs uncut and the
+#   cut and gap subtests skip.
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -349,6 +352,11 @@ t_failover() {
 		"$(cat "/sys/class/nvme/$CTRL_B/xrdma/port_waits") port waits"
 	echo "kernel log of $CTRL_B, last cut:"
 	dmesg_since_mark | grep -E "$CTRL_B|$RXE_B" | tail -n 12
+	if ((!CUTS && !rc)); then
+		# the verified I/O over both paths still runs (t_fio_done)
+		KTAP_REASON="XRDMA_MPATH_CUTS=0: path B's link is not cut"
+		return "$KSFT_SKIP"
+	fi
 	return "$rc"
 }
 
@@ -359,6 +367,11 @@ t_failover() {
 t_gap() {
 	local out max
 	ktap_require DEV "not connected" || return
+	if ((!CUTS)); then
+		# shellcheck disable=SC2034 # ktap_test_result reads it
+		KTAP_REASON="no cut to fail over from (XRDMA_MPATH_CUTS=0)"
+		return "$KSFT_SKIP"
+	fi
 	[[ -s $TEST_TMP/samples && -s $TEST_TMP/events ]] || {
 		echo "no samples"
 		return 1
