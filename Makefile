@@ -118,7 +118,7 @@ headers: $(KHDR)/xrdma_layout.h $(KHDR)/xrdma_have.h
 # --- build ----------------------------------------------------------------
 
 modules: headers
-	$(MAKE) $(KBUILD_ARGS) modules
+	$(MAKE) $(KBUILD_ARGS) $(MODULES_W) modules
 
 # DKMS (dkms.conf): a failed build would fail the installation of the
 # kernel on Debian 12 (dkms 3.0.10 fails autoinstall on any module it
@@ -212,7 +212,9 @@ ifneq ($(XRDMA_PRIMARY),)
 		"feature probes fail on $(KREL) (.build/ksrc/probe/probe.log)" >&2; \
 		exit 1; }
 endif
-	$(MAKE) $(KBUILD_ARGS) clean >/dev/null
+	@# every object again, so that each file's warnings show; not kbuild's
+	@# clean, which would empty .build's other trees (siw, k61, ...) too
+	@find drivers -name '*.o' -delete
 	$(MAKE) $(KBUILD_ARGS) W=1 C=2 modules 2>&1 | tee $(BUILD)/build.log
 	@if grep -E 'warning|error|: note:' $(BUILD)/build.log | \
 	    grep -v '^make'; then \
@@ -255,6 +257,9 @@ selftests: modules tools deb siw
 check-package: deb
 	tools/vm/selftests --package
 
+# the module make check tests is the one check-build built: with W=1 for
+# its "modules" prerequisite too, kbuild finds nothing to rebuild
+check: MODULES_W := W=1
 check: check-build checkpatch lint selftests
 
 # --- Debian 13 (trixie) ---------------------------------------------------
