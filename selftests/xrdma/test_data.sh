@@ -67,12 +67,17 @@ t_connect() {
 	echo "$CTRL: $DEV"
 }
 
+# 8 MiB each, 2 MiB at 512 B: 4096 commands, not 16384 (issue 29 §4:
+# the two 512 B passes were most of this test's time under TCG)
 t_block_sizes() {
-	local bs rc=0
+	local bs size rc=0
 	for bs in 512 4k 16k 64k 256k 1M; do
-		fio_verify "seq-$bs" --rw=write --bs="$bs" --iodepth=8 || rc=1
+		size=8M
+		[[ $bs == 512 ]] && size=2M
+		fio_verify "seq-$bs" --rw=write --bs="$bs" --iodepth=8 \
+			--size="$size" || rc=1
 		fio_verify "rand-$bs" --rw=randwrite --bs="$bs" --iodepth=16 \
-			--offset=32M || rc=1
+			--size="$size" --offset=32M || rc=1
 	done
 	return "$rc"
 }
