@@ -34,7 +34,11 @@
 # then hung removing path B's port: a queue release waiting forever in
 # nvmet_sq_destroy() after its controller's keep-alive expired. Without
 # pathb (XRDMA_STRESS_ACTORS=reset,second,device,patha,target,bad) the
-# actors passed 1800 s, but the same release hung from about 500 s on.
+# actors passed 1800 s, but the same release hung from about 500 s on;
+# without patha (rxe's actors) they passed 1800 s too, and the release
+# hung from about 1050 s on, once path B had been down 10 s under a
+# controller of the null subsystem. So any link that goes down long
+# enough under siw can leave nvmet-rdma with a queue it never frees.
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
