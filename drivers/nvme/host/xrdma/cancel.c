@@ -96,8 +96,11 @@ static bool xrdma_cancel_rq(struct request *rq, void *data)
 void xrdma_cancel_tagset(struct xrdma_ctrl *ctrl, struct blk_mq_tag_set *set)
 {
 	lockdep_assert_held(&ctrl->teardown_lock);
+	/* not during a resize of its tag maps (review N8) */
+	mutex_lock(&ctrl->tagset_lock);
 	blk_mq_tagset_busy_iter(set, xrdma_cancel_rq, NULL);
 	blk_mq_tagset_wait_completed_request(set);
+	mutex_unlock(&ctrl->tagset_lock);
 }
 
 /* Stop every queue and end every command; the tag sets stay meanwhile. */

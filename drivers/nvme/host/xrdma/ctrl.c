@@ -62,6 +62,7 @@ static void xrdma_free_ctrl(struct nvme_ctrl *nctrl)
 	xrdma_queues_free(ctrl);
 	if (listed)
 		nvmf_free_options(nctrl->opts);
+	mutex_destroy(&ctrl->tagset_lock);
 	mutex_destroy(&ctrl->teardown_lock);
 	kfree(ctrl);
 }
@@ -366,9 +367,15 @@ static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
  * A reconnect may be granted another queue count than the tag set has:
  * drain the request queues, resize the tag set, start the new queues.
  * The resize reallocates the tag maps, which the end work walks: it runs
- * under teardown_lock, as the end work does, and not at all once the end
- * work ended the attempt (review N8).  The queues are frozen and drained
- * by then, so the abort that waits for the lock waits for no command.
+ * under tagset_lock, as that walk does, and not at all once the end work
+ * ended the attempt (review N8).  The queues are frozen and drained by
+ * then, so the abort that waits for the lock waits for no command.  Not
+ * teardown_lock: a CM id is destroyed under it, and lockdep then finds
+ * a frozen queue depending on rdma_cm's handler_mutex (the target's
+ * handler takes nvmet_config_sem under it, nvmet opens its block device
+ * under that, a partition scan enters our queue under the disk's
+ * open_mutex): a cycle of lock classes on a machine that is host and
+ * target, seen in a debug-kernel stress run.
  */
 static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 {
@@ -385,13 +392,13 @@ static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 			 "I/O did not drain for the queue resize, retrying the connection\n");
 		return -ENODEV;
 	}
-	mutex_lock(&ctrl->teardown_lock);
+	mutex_lock(&ctrl->tagset_lock);
 	if (xrdma_setup_failed(ctrl))
 		ret = -ECONNRESET;
 	else
 		blk_mq_update_nr_hw_queues(nctrl->tagset,
 					   nctrl->queue_count - 1);
-	mutex_unlock(&ctrl->teardown_lock);
+	mutex_unlock(&ctrl->tagset_lock);
 	nvme_unfreeze(nctrl);
 	if (ret)
 		return ret;
@@ -755,6 +762,7 @@ static struct xrdma_ctrl *xrdma_alloc_ctrl(struct nvmf_ctrl_options *opts)
 	INIT_DELAYED_WORK(&ctrl->delete_work, xrdma_delete_work);
 	INIT_DELAYED_WORK(&ctrl->shutdown_work, xrdma_shutdown_work);
 	mutex_init(&ctrl->teardown_lock);
+	mutex_init(&ctrl->tagset_lock);
 	INIT_WORK(&ctrl->ctrl.reset_work, xrdma_reset_work);
 
 	/* an upper bound until the target says how many it grants */
@@ -768,6 +776,7 @@ static struct xrdma_ctrl *xrdma_alloc_ctrl(struct nvmf_ctrl_options *opts)
 	return ctrl;
 
 out_destroy_lock:
+	mutex_destroy(&ctrl->tagset_lock);
 	mutex_destroy(&ctrl->teardown_lock);
 out_free_ctrl:
 	kfree(ctrl);
@@ -793,6 +802,7 @@ static struct nvme_ctrl *xrdma_create_ctrl(struct device *dev,
 	ret = nvme_init_ctrl(&ctrl->ctrl, dev, &xrdma_ctrl_ops, 0);
 	if (ret) {
 		xrdma_queues_free(ctrl);
+		mutex_destroy(&ctrl->tagset_lock);
 		mutex_destroy(&ctrl->teardown_lock);
 		kfree(ctrl);
 		return ERR_PTR(ret);

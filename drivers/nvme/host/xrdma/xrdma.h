@@ -323,8 +323,11 @@ union xrdma_sockaddr {
  * @shutdown_work: asks for the end of a deletion's shutdown the target
  *	does not answer
  * @teardown_lock: held by whoever stops queues or ends commands in bulk
- *	(a teardown, @end_work) and by a resize of the I/O tag set: each
- *	walks or frees the tag sets
+ *	(a teardown, @end_work): each walks or frees the tag sets
+ * @tagset_lock: a leaf under @teardown_lock, held around each walk of a
+ *	tag set's commands and by a resize of the I/O tag set, which runs
+ *	with the namespaces' queues frozen and so may take no lock that is
+ *	held while a CM id is destroyed (@teardown_lock is)
  * @reconnect_work: delayed reconnect attempt
  * @entry: link in the controller list (xrdma_ctrl_mutex)
  * @addr: target address
@@ -360,6 +363,7 @@ struct xrdma_ctrl {
 	struct delayed_work	delete_work;
 	struct delayed_work	shutdown_work;
 	struct mutex		teardown_lock;	/* see kernel-doc */
+	struct mutex		tagset_lock;	/* see kernel-doc */
 	struct delayed_work	reconnect_work;
 	struct list_head	entry;
 	union xrdma_sockaddr	addr;
