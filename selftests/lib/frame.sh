@@ -12,8 +12,11 @@
 #                     snapshot and the dmesg mark every test ends by
 #                     checking against (leak_check, dmesg_check)
 #   test_end [TR...]  the end of a test's EXIT trap: stop a background
-#                     fio ($FIO_PID), delete leftover controllers of the
-#                     transports, release the rig, remove scratch state
+#                     fio ($FIO_PID), turn every delay point off, delete
+#                     leftover controllers of the transports, release the
+#                     rig, remove scratch state
+#   delay_set POINT MS  hold the driver at its delay point POINT (delay.c)
+#                     for MS milliseconds from now on; 0 turns it off
 #   connect_subsys TR NQN [OPTS...]  connect over TR to NQN on the rig's
 #                     port (nvme-cli OPTS), wait until live; sets CTRL
 #   connect_ram TR [OPTS...]  the same to the RAM subsystem; sets CTRL and
@@ -214,8 +217,23 @@ timed_live() {
 	echo "$1: live again after $(($(now_ms) - t0)) ms"
 }
 
+readonly XRDMA_DELAY_DIR=/sys/kernel/debug/nvme-xrdma/delay
+
+delay_set() {
+	echo "$2" >"$XRDMA_DELAY_DIR/$1"
+}
+
+delay_reset() {
+	local p
+	for p in "$XRDMA_DELAY_DIR"/*; do
+		[[ -w $p ]] && echo 0 >"$p"
+	done
+	return 0
+}
+
 test_end() {
 	[[ -n $FIO_PID ]] && kill "$FIO_PID" 2>/dev/null
+	delay_reset
 	nvme_delete_ctrls "$@"
 	rig_release
 	env_cleanup

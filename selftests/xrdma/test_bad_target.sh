@@ -137,11 +137,10 @@ BT_CTRL=
 BT_DEV=
 BT_MARK=
 readonly BT_TRACE=/sys/kernel/tracing/instances/xrdma_bad_target
-readonly BT_STOP_DELAY=/sys/kernel/debug/nvme-xrdma/delay/queue_stop
 
 cleanup() {
 	[[ -d $BT_TRACE ]] && rmdir "$BT_TRACE"
-	[[ -w $BT_STOP_DELAY ]] && echo 0 >"$BT_STOP_DELAY"
+	delay_reset
 	nvme_delete_ctrls "$TR" >/dev/null 2>&1
 	[[ -n $BT_PID ]] && kill "$BT_PID" 2>/dev/null
 	test_end "$TR"
@@ -520,9 +519,9 @@ sc_dreq_mid_io() {
 	cmp "$pat" "$back"
 }
 
-# 1024 writes at depth 64 are enough to use every tag of either depth
 MQES_REFUSED='now allows a queue depth|MQES|MAXCMD'
 sc_mqes_shrink() {
+	# 1024 writes at depth 64: enough to use every tag of either depth
 	local io=(--size=4M --rw=randwrite --bs=4k --iodepth=64 --offset=8M)
 	bt_connect_live -c 1 -l 15 || return 1
 	echo "depth $(($(nvme_ctrl_attr "$BT_CTRL" sqsize) + 1)) first"
@@ -684,7 +683,7 @@ sc_timeout_storm() {
 	# timeout pass is still going through them: with a CPU to spare, 9
 	# of 64 timed out. Held at its queue stops (delay.c), it ends nothing
 	# before the pass is through.
-	echo $((2000 * ${XRDMA_TIMEOUT_SCALE:-1})) >"$BT_STOP_DELAY" || return 1
+	delay_set queue_stop $((2000 * ${XRDMA_TIMEOUT_SCALE:-1})) || return 1
 	# 64 Reads of the second MiB at once from one CPU, so on one queue
 	taskset -c 0 fio --name=storm --filename="$BT_DEV" --direct=1 \
 		--ioengine=libaio --rw=randread --bs=4k --iodepth=64 \
@@ -694,7 +693,7 @@ sc_timeout_storm() {
 		rc=1
 	}
 	grep -E 'err=' "$TEST_TMP/storm.fio"
-	echo 0 >"$BT_STOP_DELAY"
+	delay_set queue_stop 0
 	echo 0 >"$BT_TRACE/events/nvme_xrdma/xrdma_timeout/enable"
 	n_to=$(grep -c 'xrdma_timeout:' "$BT_TRACE/trace")
 	n_log=$(bt_log | grep -c 'timed out (waiting for')

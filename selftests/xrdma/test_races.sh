@@ -47,7 +47,6 @@ readonly IP_B=198.18.0.1
 readonly PORT_B=14
 readonly NETDEV_C=xrdma-rig5
 readonly RXE_C=${RIG_PROVIDER}5
-readonly DELAY=/sys/kernel/debug/nvme-xrdma/delay
 readonly RACES=${XRDMA_RACES:-n1,n2,n3,n5,mb,md}
 readonly BT_PORT=4425
 readonly BT_NQN=nqn.2026-11.io.xrdma:races
@@ -56,16 +55,10 @@ PATH_B=0
 BG_PID=
 BT_PID=
 
-delay_set() {
-	echo "$2" >"$DELAY/$1"
-}
-
 cleanup() {
-	local p
 	[[ -n $BT_PID ]] && kill -KILL "$BT_PID" 2>/dev/null
-	for p in io_setup queues_free port_up io_start queue_stop rsp_copy; do
-		[[ -w $DELAY/$p ]] && echo 0 >"$DELAY/$p"
-	done
+	# every delay point off first, so nothing below is held (test_end)
+	delay_reset
 	[[ -n $BG_PID ]] && wait "$BG_PID"
 	nvme_delete_ctrls "$TR"
 	ip link del "$NETDEV_C" 2>/dev/null
@@ -121,7 +114,7 @@ link_b() {
 # Path B: a dummy netdev with its own rxe device and an nvmet port.
 t_path_b() {
 	# the delay points come with the module
-	modprobe nvme-xrdma && [[ -d $DELAY ]] || return 1
+	modprobe nvme-xrdma && [[ -d $XRDMA_DELAY_DIR ]] || return 1
 	rig_add_path "$NETDEV_B" "$RXE_B" "$IP_B" "$PORT_B" || return 1
 	PATH_B=1
 }
