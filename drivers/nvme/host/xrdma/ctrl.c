@@ -366,16 +366,10 @@ static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
 /*
  * A reconnect may be granted another queue count than the tag set has:
  * drain the request queues, resize the tag set, start the new queues.
- * The resize reallocates the tag maps, which the end work walks: it runs
- * under tagset_lock, as that walk does, and not at all once the end work
- * ended the attempt (review N8).  The queues are frozen and drained by
- * then, so the abort that waits for the lock waits for no command.  Not
- * teardown_lock: a CM id is destroyed under it, and lockdep then finds
- * a frozen queue depending on rdma_cm's handler_mutex (the target's
- * handler takes nvmet_config_sem under it, nvmet opens its block device
- * under that, a partition scan enters our queue under the disk's
- * open_mutex): a cycle of lock classes on a machine that is host and
- * target, seen in a debug-kernel stress run.
+ * The resize reallocates the tag maps the end work walks, so it runs
+ * under tagset_lock and not at all once the end work ended the attempt
+ * (review N8).  tagset_lock is a leaf: teardown_lock would order a frozen
+ * queue before rdma_cm's handler_mutex (design note, setup step 3).
  */
 static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 {
