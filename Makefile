@@ -73,7 +73,7 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak stress faults lint install uninstall headers check-debug \
-	check-twoguest check-twoguest-reverse check-package dkms siw \
+	check-twoguest check-twoguest-reverse check-twoguest-61 check-package dkms siw \
 	check-kernels k61-modules \
 	check-trixie-build check-trixie-package trixie-src \
 	debug-kernel debug-modules tools deb
@@ -369,6 +369,10 @@ check-twoguest: modules
 # the other pairing: a 6.1 host with xrdma, our 6.12 kernel as the target
 check-twoguest-reverse: k61-modules
 	tools/vm/twoguest --reverse --ko $(K61_KO)
+
+# both guests on 6.1, the host with xrdma built for it
+check-twoguest-61: k61-modules
+	tools/vm/twoguest --all61 --ko $(K61_KO)
 
 # --- Debian 12's own 6.1 ------------------------------------------------------
 #
