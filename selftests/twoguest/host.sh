@@ -30,6 +30,8 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
 readonly TR=${XRDMA_TWOGUEST_TR:-xrdma}
 readonly SAME=${XRDMA_TWOGUEST_SAME:-0}
+TARGET_KERNEL="another kernel"
+((SAME)) && TARGET_KERNEL="this guest's kernel"
 readonly NIC=eth0 RXE=rxe0 HOST_IP=192.0.2.2 HOST_IP6=2001:db8::2
 readonly TARGET_IP=$RIG_IP4
 readonly CTL_PORT=${XRDMA_TWOGUEST_CTL_PORT:-4499}
@@ -103,7 +105,7 @@ target_ready() {
 }
 
 t_target() {
-	local t0 krel
+	local t0 krel same=0
 	t0=$(now_ms)
 	wait_for "$TARGET_WAIT" target_ready || {
 		echo "no answer 'ready' from the target at $TARGET_IP:$CTL_PORT" \
@@ -117,15 +119,11 @@ t_target() {
 	# a target we did not build: another kernel than ours, or this one
 	# where both boot Debian's
 	[[ -n $krel ]] || return 1
-	if ((SAME)); then
-		[[ $krel == "$(uname -r)" ]] || {
-			echo "the target runs another kernel"
-			return 1
-		}
-	elif [[ $krel == "$(uname -r)" ]]; then
-		echo "the target runs this guest's kernel"
+	[[ $krel == "$(uname -r)" ]] && same=1
+	((same == SAME)) || {
+		echo "the target's kernel is not $TARGET_KERNEL, as asked"
 		return 1
-	fi
+	}
 }
 
 # discover: both rig subsystems of the target in its discovery log
@@ -277,11 +275,7 @@ t_rxe_del() {
 }
 
 ktap_run "$RXE on $NIC, $HOST_IP" t_net
-if ((SAME)); then
-	ktap_run "the target answers, on this guest's kernel" t_target
-else
-	ktap_run "the target answers, on another kernel" t_target
-fi
+ktap_run "the target answers, on $TARGET_KERNEL" t_target
 ktap_run "nvme discover -t $TR lists the target's subsystems" t_discover
 ktap_run "connect over $TR (reconnect_delay 1, ctrl_loss_tmo 120)" t_connect
 ktap_run "verified I/O, 4k random writes" t_io_4k

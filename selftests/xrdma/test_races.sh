@@ -57,7 +57,8 @@ BT_PID=
 
 cleanup() {
 	[[ -n $BT_PID ]] && kill -KILL "$BT_PID" 2>/dev/null
-	# every delay point off first, so nothing below is held (test_end)
+	# every delay point off first, so nothing below is held: this one
+	# counts, test_end's own comes after the deletions
 	delay_reset
 	[[ -n $BG_PID ]] && wait "$BG_PID"
 	nvme_delete_ctrls "$TR"

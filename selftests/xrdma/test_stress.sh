@@ -304,11 +304,9 @@ t_setup() {
 	PATH_B=1
 	QID_MAX0=$(<"$QID_MAX")
 	connect_ram "$TR" --ctrl-loss-tmo=-1 -c 1 || return 1
-	if rig_iwarp; then
-		fio_start_verified survivor --size=64M --bsrange=4k-4k
-	else
-		fio_start_verified survivor --size=64M
-	fi
+	local bs=()
+	rig_iwarp && bs=(--bsrange=4k-4k)
+	fio_start_verified survivor --size=64M "${bs[@]}"
 	echo "survivor $CTRL ($DEV), seed $SEED, $SECS s, actors $ACTORS"
 }
 

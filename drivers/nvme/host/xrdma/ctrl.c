@@ -368,8 +368,10 @@ static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
  * drain the request queues, resize the tag set, start the new queues.
  * The resize reallocates the tag maps the end work walks, so it runs
  * under tagset_lock and not at all once the end work ended the attempt
- * (review N8).  tagset_lock is a leaf: teardown_lock would order a frozen
- * queue before rdma_cm's handler_mutex (design note, setup step 3).
+ * (review N8).  The queues are frozen and drained by then: an end work
+ * waiting on the lock waits for no command.  tagset_lock is a leaf:
+ * teardown_lock would order a frozen queue before rdma_cm's
+ * handler_mutex (design note, setup step 3).
  */
 static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 {
