@@ -15,10 +15,19 @@
 # - N3: a controller deleted while a port-up event is taking its waiting
 #   reconnect off the timer to run it now: no reconnect may run once the
 #   deletion began, nor outlive the controller;
+# - N4: a read started and held before it is linked to its queue
+#   (delay point queue_rq) while its controller's deletion, its target
+#   silent, stops the queue and ends the commands: the cancel ends the
+#   read, and the submitter, finding its queue stopped, must not end it
+#   a second time (blk-mq WARNs on a request freed twice);
 # - N5: a connection of a setup lost (tools/badtarget idle-dreq) before
 #   the I/O queues' fabrics Connects, held back meanwhile: the abort stops
 #   every queue first, and a stopped queue must not publish its tags
 #   (xrdma_queue_free() warns if a queue is freed with them published);
+# - m-a: a setup on an RDMA device being removed, after our client let
+#   go of the device (delay point remove_one), fails with its port down
+#   and parks its admin queue's CM id: rdma_cm's removal must end the
+#   parked id at once, not wait for its 60 s deadline;
 # - m-b: an RDMA device removed while a reset's queue stop is held in its
 #   drain: the removal walks the controllers holding their list's mutex,
 #   which connects and frees need too, and must not wait for the stop;
@@ -47,21 +56,27 @@ readonly IP_B=198.18.0.1
 readonly PORT_B=14
 readonly NETDEV_C=xrdma-rig5
 readonly RXE_C=${RIG_PROVIDER}5
-readonly RACES=${XRDMA_RACES:-n1,n2,n3,n5,mb,md}
+readonly IP_C=198.18.1.1
+readonly PORT_C=15
+readonly RACES=${XRDMA_RACES:-n1,n2,n3,n4,n5,ma,mb,md}
 readonly BT_PORT=4425
 readonly BT_NQN=nqn.2026-11.io.xrdma:races
 CTRL=
 PATH_B=0
+PATH_C=0
 BG_PID=
 BT_PID=
+RM_PID=
 
 cleanup() {
 	[[ -n $BT_PID ]] && kill -KILL "$BT_PID" 2>/dev/null
+	[[ -n $RM_PID ]] && wait "$RM_PID"
 	# every delay point off first, so nothing below is held: this one
 	# counts, test_end's own comes after the deletions
 	delay_reset
 	[[ -n $BG_PID ]] && wait "$BG_PID"
 	nvme_delete_ctrls "$TR"
+	((PATH_C)) && rig_del_path "$NETDEV_C" "$RXE_C" "$PORT_C"
 	ip link del "$NETDEV_C" 2>/dev/null
 	((PATH_B)) && rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B"
 	test_end "$TR"
@@ -69,7 +84,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="ip rdma $BADTARGET"
-test_begin 10
+test_begin 12
 
 # race NAME: whether XRDMA_RACES asks for it; a subtest it leaves out skips.
 race() {
@@ -96,6 +111,19 @@ logged() {
 	since_race | grep -Eq "$1"
 }
 
+# race_clean: no WARNING or BUG since race_mark; shows any.
+race_clean() {
+	logged "WARNING|BUG" || return 0
+	since_race | grep -E -A3 "WARNING|BUG" | sed 's/^/  /'
+	return 1
+}
+
+# race_order ERE: the last word of each kernel line since race_mark that
+# ERE matches, in order, on one line.
+race_order() {
+	since_race | grep -oE "$1" | sed 's/.* //' | tr '\n' ' '
+}
+
 # race_begin_c NAME: a subtest whose race needs a controller (CTRL, on the
 # RAM subsystem) and the dummy netdev for device C; marks the race.
 race_begin_c() {
@@ -120,23 +148,20 @@ t_path_b() {
 	PATH_B=1
 }
 
-# N1: connect through path B, the setup held after its admin queue is
-# live; path B goes down meanwhile, the creation fails and parks the admin
-# queue's CM id; then the port comes back and the parked id is released.
-t_n1() {
-	local rc=0
-	race n1 || return
-	ktap_require PATH_B "no path B" || return
-	race_mark n1
-	delay_set io_setup $((3000 * SCALE)) || return 1
-	nvme_connect "$TR" "$IP_B" "$RIG_NQN_RAM" \
-		>"$TEST_TMP/n1.connect" 2>&1 &
+# connect_parks ADDR MS DOWN...: nvme connect to ADDR, its setup held MS
+# ms at io_setup, and meanwhile DOWN... takes the path down: the connect
+# fails and parks its admin queue's CM id.
+connect_parks() {
+	local addr=$1 ms=$2 out=$TEST_TMP/connect.out rc=0
+	shift 2
+	delay_set io_setup "$ms" || return 1
+	nvme_connect "$TR" "$addr" "$RIG_NQN_RAM" >"$out" 2>&1 &
 	BG_PID=$!
 	wait_for $((30 * SCALE)) logged "delay point io_setup" || {
 		echo "the setup never reached the io_setup delay point"
 		rc=1
 	}
-	link_b down || rc=1
+	"$@" || rc=1
 	wait_for $((30 * SCALE)) pid_gone "$BG_PID" || {
 		echo "nvme connect still blocked"
 		rc=1
@@ -146,12 +171,24 @@ t_n1() {
 		rc=1
 	fi
 	BG_PID=
-	sed 's/^/  /' "$TEST_TMP/n1.connect"
+	sed 's/^/  /' "$out"
 	delay_set io_setup 0
 	logged "its connection is released once the port is back" || {
 		echo "no CM id was parked: the window was not reached"
 		rc=1
 	}
+	return "$rc"
+}
+
+# N1: connect through path B, the setup held after its admin queue is
+# live; path B goes down meanwhile, the creation fails and parks the admin
+# queue's CM id; then the port comes back and the parked id is released.
+t_n1() {
+	local rc=0
+	race n1 || return
+	ktap_require PATH_B "no path B" || return
+	race_mark n1
+	connect_parks "$IP_B" $((3000 * SCALE)) link_b down || rc=1
 	link_b up || rc=1
 	# the parked work looks every 500 ms; the free follows the release
 	sleep 3
@@ -256,10 +293,117 @@ t_n5() {
 		echo "no abort: the window was not reached"
 		rc=1
 	}
-	if logged "WARNING|BUG"; then
-		since_race | grep -E -A3 "WARNING|BUG" | sed 's/^/  /'
+	race_clean || rc=1
+	return "$rc"
+}
+
+# N4: a controller on badtarget, which then stops (SIGSTOP) with a read
+# in flight; a second read held 5 s at queue_rq, started and not linked;
+# meanwhile the controller is deleted, and a second later, the first
+# read stale and the target silent, the deletion ends the commands.
+t_n4() {
+	local log=$TEST_TMP/bt.n4.log c dev a b order rc=0
+	race n4 || return
+	"$BADTARGET" --port "$BT_PORT" --nqn "$BT_NQN" >"$log" 2>&1 &
+	BT_PID=$!
+	badtarget_listening "$log" || return 1
+	NVME_TRSVCID=$BT_PORT connect_subsys "$TR" "$BT_NQN" -c 1 -k 15 ||
+		return 1
+	c=$CTRL
+	dev=$(nvme_wait_ns "$c") || return 1
+	race_mark n4
+	kill -STOP "$BT_PID"
+	dd if="$dev" of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null &
+	a=$!
+	mkfifo "$TEST_TMP/n4.fifo" || return 1
+	sleep 1.5
+	# The deletion is set off now and runs into the hold: while the CPU
+	# of the held read spins, a program to start or a file of the shared
+	# root to read waits for it (virtio-fs ends its requests in work on
+	# that CPU), so only builtins on tmpfs: a 1.5 s read of a silent FIFO,
+	# then the write to sysfs.
+	(
+		exec 3<>"$TEST_TMP/n4.fifo"
+		read -rt 1.5 -u 3
+		echo 1 >"/sys/class/nvme/$c/delete_controller"
+	) &
+	# the longest a point may busy-wait; only I/O queues stop there
+	delay_set queue_rq 5000 || return 1
+	dd if="$dev" of=/dev/null bs=4k count=1 skip=1 iflag=direct \
+		2>/dev/null &
+	b=$!
+	wait_for $((10 * SCALE)) logged "delay point queue_rq: holding" || {
+		echo "no read reached the queue_rq delay point"
+		rc=1
+	}
+	delay_set queue_rq 0
+	wait_for $((30 * SCALE)) nvme_ctrl_gone "$c" || {
+		echo "$c still there"
+		rc=1
+	}
+	CTRL=
+	if ! wait_for $((20 * SCALE)) pid_gone "$a" ||
+		! wait_for 10 pid_gone "$b"; then
+		echo "a read still hangs"
 		rc=1
 	fi
+	kill -CONT "$BT_PID"
+	kill -TERM "$BT_PID"
+	wait "$BT_PID"
+	BT_PID=
+	# the end of the commands must fall inside the hold
+	order=$(race_order "queue_rq: (holding|released)|ending them")
+	echo "order: $order"
+	[[ $order =~ ^(holding )+them\ (released )+$ ]] || {
+		echo "the deletion did not end the commands while a read was held"
+		rc=1
+	}
+	race_clean || rc=1
+	return "$rc"
+}
+
+# m-a: device C, with an nvmet port on it, removed; our client's removal
+# held 10 s at remove_one after it released the device's parked ids.
+# Meanwhile a connect through device C, held at io_setup, its netdev
+# taken down: the creation fails and parks the admin queue's CM id.
+t_ma() {
+	local hold=$((10000 * SCALE)) t0 ms rc=0
+	race ma || return
+	((hold <= 30000)) || hold=30000
+	rig_add_path "$NETDEV_C" "$RXE_C" "$IP_C" "$PORT_C" || return 1
+	PATH_C=1
+	race_mark ma
+	delay_set remove_one "$hold" || return 1
+	t0=$(now_ms)
+	rdma link delete "$RXE_C" &
+	RM_PID=$!
+	wait_for $((20 * SCALE)) logged "delay point remove_one: holding" || {
+		echo "the removal never reached the remove_one delay point"
+		rc=1
+	}
+	delay_set remove_one 0
+	connect_parks "$IP_C" $((2000 * SCALE)) ip link set "$NETDEV_C" down ||
+		rc=1
+	if logged "delay point remove_one: released"; then
+		echo "the id was parked after the hold: the window was missed"
+		rc=1
+	fi
+	# without a fix, rdma_cm's removal waits out the parked id's 60 s
+	wait_for 90 pid_gone "$RM_PID"
+	ms=$(($(now_ms) - t0))
+	wait "$RM_PID" || rc=1
+	RM_PID=
+	echo "removing $RXE_C took $ms ms, $hold ms of it held at remove_one"
+	((ms < hold + 20000)) || {
+		echo "rdma_cm's removal waited for the parked id"
+		rc=1
+	}
+	nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$IP_C" && {
+		echo "a controller of the failed connect is still listed"
+		rc=1
+	}
+	rig_del_path "$NETDEV_C" "$RXE_C" "$PORT_C" || rc=1
+	PATH_C=0
 	return "$rc"
 }
 
@@ -371,7 +515,9 @@ ktap_run "module loaded, path B added" t_path_b
 ktap_run "N1: a creation failing with its port down, its parked CM id released later" t_n1
 ktap_run "N2: an RDMA device removed while a controller is freed" t_n2
 ktap_run "N3: a controller deleted while a port-up event queues its reconnect" t_n3
+ktap_run "N4: a command ended by a deletion while its submitter is held" t_n4
 ktap_run "N5: a queue stopped before its fabrics Connect publishes no tags" t_n5
+ktap_run "m-a: a CM id parked while rdma_cm's device removal is due" t_ma
 ktap_run "m-b: an RDMA device removed while a queue stop is held" t_mb
 ktap_run "m-d: a drain timing out while a read's response is in its handler" t_md 1
 ktap_run "m-d: the same on softirq CQs: a fence of an idle irq_poll" t_md 0

@@ -17,11 +17,16 @@
  * queue_stop     the stop of a queue, after its drain, stop_lock held
  * rsp_copy       a response to a read through the read pool, before its
  *                data is copied out of the slot (in the CQ's handler)
+ * queue_rq       a command of an I/O queue, started, before it is linked
+ *                to its queue's send chain (under blk-mq's RCU read lock)
+ * remove_one     the removal of an RDMA device, after our client let go
+ *                of it and before rdma_cm's removal runs
  *
  * Each point holds for its value every time it is passed, and logs it
  * before and after:
  * it sleeps where it may, and busy-waits where it may not (rsp_copy in a
- * softirq or a direct poll), for XRDMA_DELAY_ATOMIC_MAX_MS at most.
+ * softirq or a direct poll, queue_rq always: preemptible() does not see
+ * a preemptible RCU read lock), for XRDMA_DELAY_ATOMIC_MAX_MS at most.
  * The values are module-wide, not per controller.  Cost when off: one
  * static key, a no-op jump until a point is first set, as for fault.c.
  */
@@ -47,6 +52,13 @@ static const char * const xrdma_delay_names[XRDMA_DELAY_NR] = {
 	[XRDMA_DELAY_IO_START]		= "io_start",
 	[XRDMA_DELAY_QUEUE_STOP]	= "queue_stop",
 	[XRDMA_DELAY_RSP_COPY]		= "rsp_copy",
+	[XRDMA_DELAY_QUEUE_RQ]		= "queue_rq",
+	[XRDMA_DELAY_REMOVE_ONE]	= "remove_one",
+};
+
+/* Points passed in a read-side critical section, which must not sleep */
+static const bool xrdma_delay_busy[XRDMA_DELAY_NR] = {
+	[XRDMA_DELAY_QUEUE_RQ]		= true,
 };
 
 static atomic_t xrdma_delay_ms[XRDMA_DELAY_NR];
@@ -63,7 +75,7 @@ void __xrdma_delay(enum xrdma_delay_point point)
 
 	if (!ms)
 		return;
-	if (preemptible()) {
+	if (preemptible() && !xrdma_delay_busy[point]) {
 		pr_info("delay point %s: holding %u ms\n",
 			xrdma_delay_names[point], ms);
 		msleep(ms);

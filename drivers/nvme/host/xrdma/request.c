@@ -608,6 +608,9 @@ static blk_status_t xrdma_prep_rq(struct xrdma_queue *queue,
 	atomic_set(&req->waiting, XRDMA_REQ_SEND | XRDMA_REQ_RESP);
 	xrdma_build_wrs(queue, req, rq);
 	nvme_start_request(rq);
+	/* the stop and its cancel may come now, before the link (review N4) */
+	if (static_branch_unlikely(&xrdma_delay_key) && queue->qid)
+		__xrdma_delay(XRDMA_DELAY_QUEUE_RQ);
 	trace_xrdma_queue_rq(queue, rq, req->kind);
 	*ready = true;
 	return BLK_STS_OK;
