@@ -24,6 +24,10 @@
 #   the I/O queues' fabrics Connects, held back meanwhile: the abort stops
 #   every queue first, and a stopped queue must not publish its tags
 #   (xrdma_queue_free() warns if a queue is freed with them published);
+# - N8: a reconnect granted fewer I/O queues, its resize of the tag set
+#   held (delay point resize) while the attempt's connections are lost:
+#   the end work's walk of the tag set must wait for the resize, which
+#   reallocates the maps it walks;
 # - m-a: a setup on an RDMA device being removed, after our client let
 #   go of the device (delay point remove_one), fails with its port down
 #   and parks its admin queue's CM id: rdma_cm's removal must end the
@@ -58,10 +62,12 @@ readonly NETDEV_C=xrdma-rig5
 readonly RXE_C=${RIG_PROVIDER}5
 readonly IP_C=198.18.1.1
 readonly PORT_C=15
-readonly RACES=${XRDMA_RACES:-n1,n2,n3,n4,n5,ma,mb,md}
+readonly RACES=${XRDMA_RACES:-n1,n2,n3,n4,n5,n8,ma,mb,md}
+readonly QID_MAX=$RIG_NVMET/subsystems/$RIG_NQN_RAM/attr_qid_max
 readonly BT_PORT=4425
 readonly BT_NQN=nqn.2026-11.io.xrdma:races
 CTRL=
+QID_MAX0=
 PATH_B=0
 PATH_C=0
 BG_PID=
@@ -76,6 +82,8 @@ cleanup() {
 	delay_reset
 	[[ -n $BG_PID ]] && wait "$BG_PID"
 	nvme_delete_ctrls "$TR"
+	[[ -n $QID_MAX0 ]] && echo "$QID_MAX0" >"$QID_MAX"
+	rig_port_open 2>/dev/null
 	((PATH_C)) && rig_del_path "$NETDEV_C" "$RXE_C" "$PORT_C"
 	ip link del "$NETDEV_C" 2>/dev/null
 	((PATH_B)) && rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B"
@@ -84,7 +92,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="ip rdma $BADTARGET"
-test_begin 12
+test_begin 13
 
 # race NAME: whether XRDMA_RACES asks for it; a subtest it leaves out skips.
 race() {
@@ -362,6 +370,47 @@ t_n4() {
 	return "$rc"
 }
 
+# N8: a controller with two I/O queues; the subsystem's qid_max lowered
+# to 1, on which nvmet drops it: the reconnect, granted one, resizes the
+# tag set and is held 3 s there; meanwhile the port drops the subsystem,
+# and the end work ends the attempt, which it logs once it walked the tag
+# set.
+t_n8() {
+	local c order rc=0
+	race n8 || return
+	connect_subsys "$TR" "$RIG_NQN_RAM" -i 2 --reconnect-delay=1 ||
+		return 1
+	c=$CTRL
+	race_mark n8
+	QID_MAX0=$(<"$QID_MAX")
+	delay_set resize $((3000 * SCALE)) || return 1
+	echo 1 >"$QID_MAX" || rc=1
+	wait_for $((30 * SCALE)) logged "delay point resize: holding" || {
+		echo "no reconnect reached the resize delay point"
+		rc=1
+	}
+	rig_port_close || rc=1
+	wait_for $((30 * SCALE)) logged "attempt ended" || {
+		echo "the attempt did not end"
+		rc=1
+	}
+	delay_set resize 0
+	order=$(race_order "resize: (holding|released)|attempt ended")
+	echo "order: $order"
+	[[ $order == "holding released ended " ]] || {
+		echo "the end work did not wait for the resize"
+		rc=1
+	}
+	echo "$QID_MAX0" >"$QID_MAX" || rc=1
+	QID_MAX0=
+	rig_port_open || rc=1
+	nvme_wait_state "$c" live $((60 * SCALE)) || rc=1
+	race_clean || rc=1
+	nvme_disconnect "$c" $((30 * SCALE)) || rc=1
+	CTRL=
+	return "$rc"
+}
+
 # m-a: device C, with an nvmet port on it, removed; our client's removal
 # held 10 s at remove_one after it released the device's parked ids.
 # Meanwhile a connect through device C, held at io_setup, its netdev
@@ -517,6 +566,7 @@ ktap_run "N2: an RDMA device removed while a controller is freed" t_n2
 ktap_run "N3: a controller deleted while a port-up event queues its reconnect" t_n3
 ktap_run "N4: a command ended by a deletion while its submitter is held" t_n4
 ktap_run "N5: a queue stopped before its fabrics Connect publishes no tags" t_n5
+ktap_run "N8: a reconnect's resize of the tag set while its attempt ends" t_n8
 ktap_run "m-a: a CM id parked while rdma_cm's device removal is due" t_ma
 ktap_run "m-b: an RDMA device removed while a queue stop is held" t_mb
 ktap_run "m-d: a drain timing out while a read's response is in its handler" t_md 1

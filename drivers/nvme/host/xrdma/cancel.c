@@ -150,6 +150,7 @@ void xrdma_end_work(struct work_struct *work)
 					       end_work);
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
 	enum nvme_ctrl_state state;
+	bool abort = false;
 	unsigned long why;
 
 	mutex_lock(&ctrl->teardown_lock);
@@ -162,14 +163,17 @@ void xrdma_end_work(struct work_struct *work)
 		return;
 	}
 	if (state == NVME_CTRL_CONNECTING && (why & BIT(XRDMA_END_LOST))) {
-		dev_info(nctrl->device,
-			 "connection failed while connecting: ending the attempt\n");
 		WRITE_ONCE(ctrl->setup_aborted, true);
+		abort = true;
 	}
 	/* a controller is CONNECTING before it has a command (NEW: none) */
 	if (why)
 		xrdma_queues_end_all(ctrl);
 	mutex_unlock(&ctrl->teardown_lock);
+	/* once done: a resize under way holds the end up (review N8) */
+	if (abort)
+		dev_info(nctrl->device,
+			 "connection failed while connecting: attempt ended\n");
 }
 
 /**

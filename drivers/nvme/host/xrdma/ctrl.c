@@ -389,11 +389,13 @@ static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 		return -ENODEV;
 	}
 	mutex_lock(&ctrl->tagset_lock);
-	if (xrdma_setup_failed(ctrl))
+	if (xrdma_setup_failed(ctrl)) {
 		ret = -ECONNRESET;
-	else
+	} else {
+		xrdma_delay(XRDMA_DELAY_RESIZE);
 		blk_mq_update_nr_hw_queues(nctrl->tagset,
 					   nctrl->queue_count - 1);
+	}
 	mutex_unlock(&ctrl->tagset_lock);
 	nvme_unfreeze(nctrl);
 	if (ret)

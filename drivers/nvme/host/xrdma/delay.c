@@ -21,6 +21,8 @@
  *                to its queue's send chain (under blk-mq's RCU read lock)
  * remove_one     the removal of an RDMA device, after our client let go
  *                of it and before rdma_cm's removal runs
+ * resize         a reconnect's resize of the I/O tag set, tagset_lock
+ *                held, before blk_mq_update_nr_hw_queues()
  *
  * Each point holds for its value every time it is passed, and logs it
  * before and after:
@@ -54,6 +56,7 @@ static const char * const xrdma_delay_names[XRDMA_DELAY_NR] = {
 	[XRDMA_DELAY_RSP_COPY]		= "rsp_copy",
 	[XRDMA_DELAY_QUEUE_RQ]		= "queue_rq",
 	[XRDMA_DELAY_REMOVE_ONE]	= "remove_one",
+	[XRDMA_DELAY_RESIZE]		= "resize",
 };
 
 /* Points passed in a read-side critical section, which must not sleep */
