@@ -90,7 +90,9 @@
 #                   earlier reads left in the pool (lifecycle review N6)
 #   slow-write      a Write answered 2 s late, the controller deleted
 #                   meanwhile: a slow target is not a dead one, the Write
-#                   succeeds and the target gets its shutdown (review N7)
+#                   succeeds and the target gets its shutdown (review N7),
+#                   which it takes 2 s over while it answers: the
+#                   deletion waits for it (review m-e)
 #   drop-setups     a Read answered by a disconnect, then six setups that
 #                   let it through and fail: it is taken back without
 #                   spending a retry each time, and succeeds (issue 28 §2)
@@ -633,7 +635,8 @@ sc_drop_setups() {
 
 # slow-write (lifecycle review N7): one direct Write, which the target
 # answers 2 s late, and the controller deleted while it waits: the
-# deletion must keep it (it succeeds) and shut the controller down.
+# deletion must keep it (it succeeds) and shut the controller down, which
+# takes the target 2 s, while it answers every CSTS read (m-e).
 sc_slow_write() {
 	local dd_pid rc=0
 	bt_connect_live || return 1
@@ -659,7 +662,11 @@ sc_slow_write() {
 		echo "the target got no shutdown"
 		rc=1
 	}
-	! bt_logged "commands outstanding|I/O error" || rc=1
+	grep -q "shutdown complete" "$BT_LOG" || {
+		echo "the host did not wait for the shutdown to complete"
+		rc=1
+	}
+	! bt_logged "commands outstanding|no shutdown within|I/O error" || rc=1
 	return "$rc"
 }
 

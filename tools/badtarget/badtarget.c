@@ -85,7 +85,8 @@ static const char *const scenario_help[S_NR] = {
 	[S_WRITE_TO_WRITE] = "RDMA WRITE into the first Write's buffer through its own connection, then serve it",
 	[S_TIMEOUT_STORM] = "never answer a Read of the second MiB on the first association that gets one",
 	[S_READ_NO_DATA] = "answer every Read of the third MiB with success, writing no data",
-	[S_SLOW_WRITE] = "answer the first Write 2 s late, every other command at once",
+	[S_SLOW_WRITE] = "answer the first Write 2 s late, every other command at once; take 2 s\n"
+		"                  over a shutdown (CSTS.SHST 01 until then)",
 	[S_DROP_SETUPS] = "disconnect at the first Read of LBA 98760, then hold I/O queue 2's Connect on\n"
 		"                  the next 6 associations and disconnect each when that Read comes again",
 };

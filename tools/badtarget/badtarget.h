@@ -44,6 +44,7 @@
 #define STORM_LBA	2048	/* timeout-storm: the second MiB */
 #define NODATA_LBA	4096	/* read-no-data: the third MiB */
 #define SLOW_WRITE_MS	2000	/* slow-write: how long the Write is held */
+#define SLOW_SHN_MS	2000	/* ... and how long a shutdown takes */
 #define DROP_SETUPS	6	/* drop-setups: setups disconnected */
 /*
  * cross-queue-write and read-from-read touch the buffer of the first Read
@@ -146,6 +147,7 @@ struct ctrl {
 	uint16_t cntlid;
 	struct queue *admin;
 	uint32_t cc, csts;
+	struct timespec shn_due;	/* slow-write: CSTS.SHST complete */
 	uint32_t nr_queues;	/* feature 0x07 result */
 	uint32_t aec, kato;
 	uint16_t mqes;		/* 0's based */

@@ -167,6 +167,28 @@ static void aen_send(struct ctrl *ct)
 	}
 }
 
+/* Set @t to @ms from now. */
+static void due_in(struct timespec *t, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (t->tv_nsec >= 1000000000) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000;
+	}
+}
+
+/* Whether the time @t has come. */
+static bool is_due(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > t->tv_sec ||
+	       (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
 static void prop_set(struct queue *q, int i, struct ctrl *ct)
 {
 	struct cmd *c = &q->cmds[i];
@@ -182,12 +204,21 @@ static void prop_set(struct queue *q, int i, struct ctrl *ct)
 		ct->csts |= 1;		/* RDY follows EN */
 	else
 		ct->csts &= ~1u;
-	if (val & (3 << 14)) {
+	if (val & (3 << 14) && scenario == S_SLOW_WRITE) {
+		/*
+		 * A shutdown in progress for SLOW_SHN_MS, while every property
+		 * read is answered: slow, not silent (lifecycle review m-e).
+		 */
+		ct->csts = (ct->csts & ~0xcu) | 0x4;
+		due_in(&ct->shn_due, SLOW_SHN_MS);
+		logmsg("controller %u: shutdown (CC.SHN), complete in %d ms",
+		       ct->cntlid, SLOW_SHN_MS);
+	} else if (val & (3 << 14)) {
 		ct->csts = (ct->csts & ~0xcu) | 0x8;	/* shutdown complete */
 		logmsg("controller %u: shutdown (CC.SHN)", ct->cntlid);
-	}
-	else
+	} else {
 		ct->csts &= ~0xcu;
+	}
 	dbg("CC %#x -> CSTS %#x", ct->cc, ct->csts);
 	complete(q, i, SC_SUCCESS, 0, NULL, 0, 0);
 }
@@ -210,6 +241,10 @@ static void prop_get(struct queue *q, int i, struct ctrl *ct)
 		val = ct->cc;
 		break;
 	case PROP_CSTS:
+		if ((ct->csts & 0xc) == 0x4 && is_due(&ct->shn_due)) {
+			ct->csts = (ct->csts & ~0xcu) | 0x8;
+			logmsg("controller %u: shutdown complete", ct->cntlid);
+		}
 		val = ct->csts;
 		break;
 	default:
@@ -340,28 +375,6 @@ static bool read_no_data(struct queue *q, int i, uint64_t slba)
 static struct queue *slow_q;
 static int slow_i;
 static struct timespec slow_due;
-
-/* Set @t to @ms from now. */
-static void due_in(struct timespec *t, int ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, t);
-	t->tv_sec += ms / 1000;
-	t->tv_nsec += (long)(ms % 1000) * 1000000;
-	if (t->tv_nsec >= 1000000000) {
-		t->tv_sec++;
-		t->tv_nsec -= 1000000000;
-	}
-}
-
-/* Whether the time @t has come. */
-static bool is_due(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > t->tv_sec ||
-	       (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
-}
 
 static bool slow_write(struct queue *q, int i)
 {
