@@ -35,6 +35,11 @@
 # - m-b: an RDMA device removed while a reset's queue stop is held in its
 #   drain: the removal walks the controllers holding their list's mutex,
 #   which connects and frees need too, and must not wait for the stop;
+# - m-c: a reset while the handler of one read's response is held before
+#   it copies the data out of the read pool, the other read's response
+#   queued behind it: the stop withdraws the queue's tags only once its
+#   drain is through, so the queued response still finds its command
+#   (before the fix: "bad response (no command sent yet)");
 # - m-d: a reset whose I/O queue drain times out (fault/drain) while the
 #   handler of a read's response is held before it copies the data out of
 #   the read pool: the stop must wait out that handler before the cancel
@@ -62,7 +67,7 @@ readonly NETDEV_C=xrdma-rig5
 readonly RXE_C=${RIG_PROVIDER}5
 readonly IP_C=198.18.1.1
 readonly PORT_C=15
-readonly RACES=${XRDMA_RACES:-n1,n2,n3,n4,n5,n8,ma,mb,md}
+readonly RACES=${XRDMA_RACES:-n1,n2,n3,n4,n5,n8,ma,mb,mc,md}
 readonly QID_MAX=$RIG_NVMET/subsystems/$RIG_NQN_RAM/attr_qid_max
 readonly BT_PORT=4425
 readonly BT_NQN=nqn.2026-11.io.xrdma:races
@@ -92,7 +97,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="ip rdma $BADTARGET"
-test_begin 13
+test_begin 14
 
 # race NAME: whether XRDMA_RACES asks for it; a subtest it leaves out skips.
 race() {
@@ -488,6 +493,61 @@ t_mb() {
 	return "$rc"
 }
 
+# connect_pooled: a controller on the RAM subsystem, one I/O queue, its
+# reads through the read pool and its CQs on a workqueue (handlers that
+# may sleep at a delay point); then the module's defaults again.
+connect_pooled() {
+	local mp=/sys/module/nvme_xrdma/parameters rc=0
+	echo 4096 >"$mp/read_pool" && echo "${1:-1}" >"$mp/cq_workqueue" ||
+		rc=1
+	((rc)) || connect_subsys "$TR" "$RIG_NQN_RAM" -i 1 || rc=1
+	echo 0 >"$mp/read_pool"
+	echo -1 >"$mp/cq_workqueue"
+	return "$rc"
+}
+
+# m-c: two 4 KiB reads at once; the first response's handler held 3 s
+# (less than the drain's 5 s) before its copy-out, and a reset meanwhile.
+t_mc() {
+	local c dev a b in=$TEST_TMP/mc.in rc=0
+	race mc || return
+	connect_pooled || return 1
+	c=$CTRL
+	dev=$(nvme_wait_ns "$c") || return 1
+	head -c 8192 /dev/urandom >"$in"
+	dd if="$in" of="$dev" bs=8k count=1 oflag=direct status=none ||
+		return 1
+	race_mark mc
+	delay_set rsp_copy 3000 || return 1
+	dd if="$dev" of="$TEST_TMP/mc.0" bs=4k count=1 iflag=direct \
+		status=none &
+	a=$!
+	dd if="$dev" of="$TEST_TMP/mc.1" bs=4k count=1 skip=1 iflag=direct \
+		status=none &
+	b=$!
+	wait_for $((20 * SCALE)) logged "delay point rsp_copy: holding" || {
+		echo "no response reached the rsp_copy delay point"
+		rc=1
+	}
+	delay_set rsp_copy 0
+	nvme reset "/dev/$c" >"$TEST_TMP/mc.reset" 2>&1 || rc=1
+	if ! wait "$a" || ! wait "$b"; then
+		echo "a read failed"
+		rc=1
+	fi
+	cat "$TEST_TMP/mc.0" "$TEST_TMP/mc.1" | cmp - "$in" || rc=1
+	nvme_wait_state "$c" live $((60 * SCALE)) || rc=1
+	logged "delay point rsp_copy: released" || rc=1
+	if logged "bad response|drain timed out"; then
+		since_race | grep -E "bad response|drain timed out" |
+			sed 's/^/  /'
+		rc=1
+	fi
+	nvme_disconnect "$c" $((30 * SCALE)) || rc=1
+	CTRL=
+	return "$rc"
+}
+
 # m-d CQ_WORKQUEUE: one 4 KiB read through the read pool (one slot per
 # tag), its response's handler held 3 s; a reset meanwhile, its I/O
 # queue's drain failing at once.  With 1 the handler runs on the CQ's
@@ -496,14 +556,10 @@ t_mb() {
 # (an RCU grace period) waits the handler out before the drain: that run
 # checks that the fence of an idle irq_poll works and costs no data.
 t_md() {
-	local wq=$1 mp=/sys/module/nvme_xrdma/parameters c dev pid rc=0
+	local wq=$1 c dev pid rc=0
 	local fault out=$TEST_TMP/md.out in=$TEST_TMP/md.in
 	race md || return
-	echo 4096 >"$mp/read_pool" && echo "$wq" >"$mp/cq_workqueue" || rc=1
-	((rc)) || connect_subsys "$TR" "$RIG_NQN_RAM" -i 1 || rc=1
-	echo 0 >"$mp/read_pool"
-	echo -1 >"$mp/cq_workqueue"
-	((rc == 0)) || return 1
+	connect_pooled "$wq" || return 1
 	c=$CTRL
 	fault=/sys/kernel/debug/nvme-xrdma/$c/fault
 	dev=$(nvme_wait_ns "$c") || return 1
@@ -569,6 +625,7 @@ ktap_run "N5: a queue stopped before its fabrics Connect publishes no tags" t_n5
 ktap_run "N8: a reconnect's resize of the tag set while its attempt ends" t_n8
 ktap_run "m-a: a CM id parked while rdma_cm's device removal is due" t_ma
 ktap_run "m-b: an RDMA device removed while a queue stop is held" t_mb
+ktap_run "m-c: a response queued behind a held handler during a reset" t_mc
 ktap_run "m-d: a drain timing out while a read's response is in its handler" t_md 1
 ktap_run "m-d: the same on softirq CQs: a fence of an idle irq_poll" t_md 0
 ktap_run "RDMA resources and module refs back to baseline" t_leak
