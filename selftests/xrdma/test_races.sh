@@ -506,6 +506,20 @@ connect_pooled() {
 	return "$rc"
 }
 
+# reset_while_held CTRL: once a response's handler holds at rsp_copy, the
+# point off (the hold in progress goes on, a read's retry is not held),
+# and CTRL reset.
+reset_while_held() {
+	local rc=0
+	wait_for $((20 * SCALE)) logged "delay point rsp_copy: holding" || {
+		echo "no response reached the rsp_copy delay point"
+		rc=1
+	}
+	delay_set rsp_copy 0
+	nvme reset "/dev/$1" >"$TEST_TMP/reset.out" 2>&1 || rc=1
+	return "$rc"
+}
+
 # m-c: two 4 KiB reads at once; the first response's handler held 3 s
 # (less than the drain's 5 s) before its copy-out, and a reset meanwhile.
 t_mc() {
@@ -525,12 +539,7 @@ t_mc() {
 	dd if="$dev" of="$TEST_TMP/mc.1" bs=4k count=1 skip=1 iflag=direct \
 		status=none &
 	b=$!
-	wait_for $((20 * SCALE)) logged "delay point rsp_copy: holding" || {
-		echo "no response reached the rsp_copy delay point"
-		rc=1
-	}
-	delay_set rsp_copy 0
-	nvme reset "/dev/$c" >"$TEST_TMP/mc.reset" 2>&1 || rc=1
+	reset_while_held "$c" || rc=1
 	if ! wait "$a" || ! wait "$b"; then
 		echo "a read failed"
 		rc=1
@@ -571,13 +580,7 @@ t_md() {
 	delay_set rsp_copy $((3000 * SCALE)) || return 1
 	dd if="$dev" of="$out" bs=4k count=1 iflag=direct status=none &
 	pid=$!
-	wait_for $((20 * SCALE)) logged "delay point rsp_copy: holding" || {
-		echo "no response reached the rsp_copy delay point"
-		rc=1
-	}
-	# the hold in progress goes on; the read's retry is not held
-	delay_set rsp_copy 0
-	nvme reset "/dev/$c" >"$TEST_TMP/md.reset" 2>&1 || rc=1
+	reset_while_held "$c" || rc=1
 	wait "$pid" || {
 		echo "the read failed"
 		rc=1
