@@ -162,7 +162,9 @@ void xrdma_end_work(struct work_struct *work)
 			xrdma_error_recovery(ctrl);
 		return;
 	}
-	if (state == NVME_CTRL_CONNECTING && (why & BIT(XRDMA_END_LOST))) {
+	/* each lost queue requests; the attempt is ended and logged once */
+	if (state == NVME_CTRL_CONNECTING && (why & BIT(XRDMA_END_LOST)) &&
+	    !READ_ONCE(ctrl->setup_aborted)) {
 		WRITE_ONCE(ctrl->setup_aborted, true);
 		abort = true;
 	}
