@@ -306,14 +306,17 @@ check-trixie-package: deb
 # copy of the tree (.build/debug/src) so the normal build stays as it is.
 # The tests are basic/ and xrdma/: package/ checks the Debian package on
 # the Debian kernels (DKMS builds, which would take hours under KASAN).
-DEBUG_SRC   := $(BUILD)/debug/src
+# DEBUG_FLAVOUR=kcsan: the KCSAN kernel instead (tools/debug/kcsan.config),
+# e.g. make check-debug DEBUG_FLAVOUR=kcsan DEBUG_TESTS=<test_stress.sh>.
+DEBUG_FLAVOUR ?=
+DEBUG_SRC   := $(BUILD)/debug$(DEBUG_FLAVOUR:%=-%)/src
 DEBUG_KO    := $(DEBUG_SRC)/$(MOD)
 DEBUG_TESTS ?= $(sort $(wildcard selftests/basic/test_*.sh)) \
 	       $(sort $(wildcard selftests/xrdma/test_*.sh))
-DEBUG_DIR    = $(shell tools/debug/build-kernel)
+DEBUG_DIR    = $(shell XRDMA_DEBUG_FLAVOUR=$(DEBUG_FLAVOUR) tools/debug/build-kernel)
 
 debug-kernel:
-	@tools/debug/build-kernel >/dev/null
+	@XRDMA_DEBUG_FLAVOUR=$(DEBUG_FLAVOUR) tools/debug/build-kernel >/dev/null
 
 debug-modules: debug-kernel
 	@rm -rf $(DEBUG_SRC) && mkdir -p $(DEBUG_SRC)/tools
