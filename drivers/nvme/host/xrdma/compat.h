@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * xrdma: the newest kernel's API (6.12) on the older ones (Debian 12's 6.1).
+ * xrdma: the newest kernel's API (7.3) on the older ones (Debian's 6.12
+ * and Debian 12's 6.1).
  *
- * The driver is written against 6.12.  What another kernel lacks is made
+ * The driver is written against 7.3.  What another kernel lacks is made
  * here from what it has, chosen by the XRDMA_HAVE_* defines that the
  * build's feature probes (tools/build/probe) generate: a probe compiles
  * against the target's headers or it does not, whatever their version
  * says.  Where a kernel does not just spell a thing otherwise but behaves
  * otherwise, the code that depends on it says so at the spot; grep for
- * XRDMA_HAVE_.  On 6.12 every define is set and nothing here is used.
+ * XRDMA_HAVE_.  On 7.3 every define is set and nothing here is used.
  */
 #ifndef _XRDMA_COMPAT_H
 #define _XRDMA_COMPAT_H
 
 #include <linux/blk-mq.h>
 #include <linux/netdevice.h>
+#include <linux/slab.h>
 #include <linux/nvme-rdma.h>
 #include <rdma/rdma_cm.h>
 
@@ -38,6 +40,49 @@ static inline const char *xrdma_str_plural(size_t n)
 
 #define str_plural xrdma_str_plural
 #endif
+
+#ifndef kzalloc_obj
+/* since 7.x one object is allocated by the type of its variable */
+#define kzalloc_obj(obj, gfp)	kzalloc(sizeof(obj), gfp)
+#endif
+
+#ifndef XRDMA_HAVE_MAP_SG_RQ
+/* before 7.3 the request's own queue is named too */
+static inline int xrdma_blk_rq_map_sg(struct request *rq,
+				      struct scatterlist *sgl)
+{
+	return blk_rq_map_sg(rq->q, rq, sgl);
+}
+
+#define blk_rq_map_sg xrdma_blk_rq_map_sg
+#endif
+
+/*
+ * A run of reconnect attempts ended.  Since 7.3 the controller's diag/
+ * reconnect_count is the attempts of past runs, which the transport adds
+ * up, plus those of the current one.
+ */
+static inline void xrdma_reconnects_done(struct nvme_ctrl *ctrl)
+{
+#ifdef XRDMA_HAVE_CTRL_DIAG
+	atomic_long_add(ctrl->nr_reconnects, &ctrl->acc_reconnects);
+#endif
+	ctrl->nr_reconnects = 0;
+}
+
+/*
+ * The controller's I/O command timeout, in jiffies: since 7.3 its own,
+ * which the user may change in sysfs (io_timeout); before, the nvme_core
+ * parameter's.
+ */
+static inline unsigned long xrdma_io_timeout(struct nvme_ctrl *ctrl)
+{
+#ifdef XRDMA_HAVE_CTRL_TIMEOUTS
+	return READ_ONCE(ctrl->io_timeout);
+#else
+	return NVME_IO_TIMEOUT;
+#endif
+}
 
 #ifndef XRDMA_HAVE_SCT_SC_MASK
 #define NVME_SCT_SC_MASK	0x07ff	/* status code type and code */

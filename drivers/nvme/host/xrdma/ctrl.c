@@ -348,16 +348,43 @@ static bool xrdma_setup_failed(struct xrdma_ctrl *ctrl)
 }
 
 /*
- * Wait up to the I/O timeout for the request queues to drain.  A failed
- * setup ends the wait: what was ended comes back for the next attempt,
- * and what waits for a stopped queue would never drain on this one.
+ * One slice of the wait for the frozen namespace queues to drain: true
+ * once every one of them is empty.  Since 7.3 core's own wait always runs
+ * the controller's whole I/O timeout, so the queues are waited for here,
+ * the slice shared among them in turn; before, core waits a slice itself.
+ */
+static bool xrdma_ns_drained(struct nvme_ctrl *nctrl, long slice)
+{
+#ifdef XRDMA_HAVE_CTRL_TIMEOUTS
+	struct nvme_ns *ns;
+	int idx;
+
+	idx = srcu_read_lock(&nctrl->srcu);
+	list_for_each_entry_srcu(ns, &nctrl->namespaces, list,
+				 srcu_read_lock_held(&nctrl->srcu)) {
+		slice = blk_mq_freeze_queue_wait_timeout(ns->queue, slice);
+		if (slice <= 0)
+			break;
+	}
+	srcu_read_unlock(&nctrl->srcu, idx);
+	return slice > 0;
+#else
+	return nvme_wait_freeze_timeout(nctrl, slice) > 0;
+#endif
+}
+
+/*
+ * Wait up to the controller's I/O timeout for the request queues to drain.
+ * A failed setup ends the wait: what was ended comes back for the next
+ * attempt, and what waits for a stopped queue would never drain on this
+ * one.
  */
 static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
 {
-	unsigned long deadline = jiffies + NVME_IO_TIMEOUT;
+	unsigned long deadline = jiffies + xrdma_io_timeout(&ctrl->ctrl);
 
 	do {
-		if (nvme_wait_freeze_timeout(&ctrl->ctrl, HZ / 10))
+		if (xrdma_ns_drained(&ctrl->ctrl, HZ / 10))
 			return true;
 	} while (!xrdma_setup_failed(ctrl) && time_before(jiffies, deadline));
 	return false;
@@ -600,7 +627,7 @@ static void xrdma_reconnect_ctrl(struct xrdma_ctrl *ctrl,
 		dev_info(nctrl->device, "%s succeeded after %d failed attempt%s\n",
 			 what, nctrl->nr_reconnects,
 			 nctrl->nr_reconnects == 1 ? "" : "s");
-	nctrl->nr_reconnects = 0;
+	xrdma_reconnects_done(nctrl);
 }
 
 static void xrdma_reconnect_work(struct work_struct *work)
@@ -675,6 +702,20 @@ static void xrdma_delete_ctrl(struct nvme_ctrl *nctrl)
 	xrdma_ctrl_down_deleted(ctrl);
 }
 
+#ifdef XRDMA_HAVE_CTRL_VIRT_BOUNDARY
+/*
+ * An FRWR page list maps whole pages of the MR's page size, and a buffer
+ * whose segments leave a gap inside such a page cannot be mapped at all:
+ * the block layer must split I/O at that page boundary, admin commands
+ * included (their buffers go through the same MRs).
+ */
+static unsigned long xrdma_get_virt_boundary(struct nvme_ctrl *nctrl,
+					     bool is_admin)
+{
+	return SZ_4K - 1;
+}
+#endif
+
 static struct nvme_ctrl_ops xrdma_ctrl_ops = {
 	.name			= "xrdma",
 	.module			= THIS_MODULE,
@@ -689,6 +730,10 @@ static struct nvme_ctrl_ops xrdma_ctrl_ops = {
 	.delete_ctrl		= xrdma_delete_ctrl,
 	.stop_ctrl		= xrdma_stop_ctrl,
 	.get_address		= nvmf_get_address,
+#ifdef XRDMA_HAVE_CTRL_VIRT_BOUNDARY
+	/* 7.3: core asks every transport; 6.12 set the 4 KiB boundary itself */
+	.get_virt_boundary	= xrdma_get_virt_boundary,
+#endif
 };
 
 /* --- creation ------------------------------------------------------------ */
@@ -736,7 +781,7 @@ static struct xrdma_ctrl *xrdma_alloc_ctrl(struct nvmf_ctrl_options *opts)
 	struct xrdma_ctrl *ctrl;
 	int ret;
 
-	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
+	ctrl = kzalloc_obj(*ctrl, GFP_KERNEL);
 	if (!ctrl)
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&ctrl->entry);

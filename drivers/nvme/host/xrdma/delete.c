@@ -59,10 +59,22 @@ static bool xrdma_ctrl_heard_after(struct xrdma_ctrl *ctrl,
 }
 
 static enum rq_end_io_ret xrdma_probe_done(struct request *rq,
-					   blk_status_t status)
+					   blk_status_t status,
+					   const struct io_comp_batch *iob)
 {
 	return RQ_END_IO_FREE;
 }
+
+#ifndef XRDMA_HAVE_END_IO_BATCH
+/* before 7.3 ->end_io was not given the completion batch */
+static enum rq_end_io_ret xrdma_probe_done_unbatched(struct request *rq,
+						     blk_status_t status)
+{
+	return xrdma_probe_done(rq, status, NULL);
+}
+
+#define xrdma_probe_done xrdma_probe_done_unbatched
+#endif
 
 /*
  * Ask the target for a sign of life: a Keep Alive on the admin queue (core

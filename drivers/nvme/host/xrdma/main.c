@@ -70,7 +70,7 @@ static int xrdma_add_one(struct ib_device *ibdev)
 {
 	struct ib_event_handler *handler;
 
-	handler = kzalloc(sizeof(*handler), GFP_KERNEL);
+	handler = kzalloc_obj(*handler, GFP_KERNEL);
 	if (!handler)
 		return -ENOMEM;
 	INIT_IB_EVENT_HANDLER(handler, ibdev, xrdma_ib_event);

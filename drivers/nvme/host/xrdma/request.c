@@ -362,7 +362,7 @@ static int xrdma_map_data(struct xrdma_queue *queue, struct request *rq,
 		req->sgt.sgl = NULL;
 		return -ENOMEM;
 	}
-	req->sgt.nents = blk_rq_map_sg(rq->q, rq, req->sgt.sgl);
+	req->sgt.nents = blk_rq_map_sg(rq, req->sgt.sgl);
 
 	req->nents = xrdma_fault(queue, XRDMA_FAULT_DMA_MAP) ||
 		     (last && xrdma_fault(queue, XRDMA_FAULT_DMA_MAP_LAST)) ? 0 :
@@ -806,7 +806,7 @@ static int xrdma_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 }
 
 static int xrdma_init_request(struct blk_mq_tag_set *set, struct request *rq,
-			      unsigned int hctx_idx, unsigned int numa_node)
+			      unsigned int hctx_idx, int numa_node)
 {
 	struct nvme_ctrl *nctrl = set->driver_data;
 	struct xrdma_request *req = blk_mq_rq_to_pdu(rq);
@@ -819,6 +819,19 @@ static int xrdma_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	req->reg_cqe.done = xrdma_reg_done;
 	return 0;
 }
+
+#ifndef XRDMA_HAVE_INIT_REQUEST_INT_NODE
+/* before 7.3 the NUMA node came unsigned */
+static int xrdma_init_request_unsigned(struct blk_mq_tag_set *set,
+				       struct request *rq,
+				       unsigned int hctx_idx,
+				       unsigned int numa_node)
+{
+	return xrdma_init_request(set, rq, hctx_idx, numa_node);
+}
+
+#define xrdma_init_request xrdma_init_request_unsigned
+#endif
 
 static int xrdma_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 			   unsigned int hctx_idx)

@@ -212,10 +212,14 @@ static const struct attribute_group xrdma_attr_group = {
 
 /*
  * The controller device's groups (nvme_ctrl_ops.dev_attr_groups): nvme
- * core's own attributes, then ours.
+ * core's own attributes (and its diag/ group where core has one), then
+ * ours.
  */
 const struct attribute_group *xrdma_dev_attr_groups[] = {
 	&nvme_dev_attrs_group,
+#ifdef XRDMA_HAVE_CTRL_DIAG
+	&nvme_dev_diag_attrs_group,	/* 7.3: error, reset, reconnect counts */
+#endif
 	&xrdma_attr_group,
 	NULL
 };
