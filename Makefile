@@ -31,6 +31,38 @@ DEB_REL   := $(shell sed -n 's/^VERSION_ID="*\([0-9]*\).*/\1/p' \
 KVER      ?= $(PIN_KVER)+deb$(or $(DEB_REL),12)-amd64
 KDIR      ?= /lib/modules/$(KVER)/build
 KSRC      ?=
+
+# A kernel of a newer Debian release than this machine's (make
+# KVER=7.3.4+deb13-amd64, 7.2.13+deb14-amd64): its headers cannot be
+# installed here, and its kbuild needs that release's libc and compiler.
+# The tree is copied to .build/kver/<abi>/src and made there, chrooted
+# into a root of that release with the kernel's headers and linux-source
+# installed (tools/vm/kbuild-root); the goals are passed on.
+XRDMA_FOREIGN := $(if $(filter command line,$(origin KVER)),$(if \
+	$(wildcard $(KDIR)),,$(filter %+deb13-amd64 %+deb14-amd64,$(KVER))))
+
+ifneq ($(XRDMA_FOREIGN),)
+FOREIGN_SRC   := $(CURDIR)/.build/kver/$(KVER)/src
+FOREIGN_GOALS := $(or $(MAKECMDGOALS),modules)
+
+.PHONY: $(FOREIGN_GOALS) foreign
+$(FOREIGN_GOALS): foreign
+	@:
+
+foreign:
+	@root=$$(tools/vm/kbuild-root $(KVER)) && \
+	rm -rf $(FOREIGN_SRC)/drivers $(FOREIGN_SRC)/tools && \
+	mkdir -p $(FOREIGN_SRC)/tools && \
+	cp -a Makefile Kbuild drivers include Documentation $(FOREIGN_SRC)/ && \
+	cp -a tools/build $(FOREIGN_SRC)/tools/ && \
+	find $(FOREIGN_SRC)/drivers \( -name '*.o' -o -name '*.ko' \
+		-o -name '*.mod*' -o -name '.*.cmd' -o -name '*.order' \
+		-o -name 'Module.symvers' \) -delete && \
+	tools/vm/in-root "$$root" -- make -C $(FOREIGN_SRC) KVER=$(KVER) \
+		$(filter-out foreign,$(FOREIGN_GOALS)) && \
+	{ ko=$(FOREIGN_SRC)/drivers/nvme/host/xrdma/nvme-xrdma.ko; \
+	  [ ! -f $$ko ] || echo "  MODULE  $$ko"; }
+else
 # 1 (dkms.conf): no BTF of the target's nvme-core is an error, not a
 # fallback to the version check alone
 XRDMA_REQUIRE_BTF ?= 0
@@ -59,6 +91,7 @@ HDR_FILES := drivers/nvme/host/nvme.h drivers/nvme/host/fabrics.h \
 	     scripts/checkpatch.pl scripts/spelling.txt \
 	     scripts/const_structs.checkpatch scripts/kernel-doc \
 	     scripts/extract-vmlinux Makefile
+KDOC_PY   := tools/docs/kernel-doc tools/lib/python/kdoc
 # what the extraction is for: another kernel extracts again
 HDR_STAMP  = $(HDR_FILES) $(if $(KSRC),$(KSRC),$(KSRC_TAR)) $(KREL)
 MOD       := drivers/nvme/host/xrdma/nvme-xrdma.ko
@@ -93,12 +126,18 @@ $(KHDR)/.stamp: $(if $(KSRC),,$(KSRC_TAR))
 ifneq ($(KSRC),)
 	@echo "  HDRS    $(KSRC)"
 	@cd $(KSRC) && cp --parents $(HDR_FILES) $(KHDR)/
+	@[ ! -L $(KHDR)/scripts/kernel-doc ] || \
+		{ cd $(KSRC) && cp -r --parents $(KDOC_PY) $(KHDR)/; }
 else
 	@test -f "$(KSRC_TAR)" || { echo "error: $(KSRC_TAR) missing:" \
 		"run tools/setup or pass KSRC=<kernel source tree>" >&2; exit 1; }
 	@echo "  HDRS    $(KSRC_TAR)"
 	@tar -xJf $(KSRC_TAR) -C $(KHDR) --strip-components=1 \
 		$(addprefix $(KSRC_TOP)/,$(HDR_FILES))
+	@# since 7.x scripts/kernel-doc links to a Python script and its library
+	@[ ! -L $(KHDR)/scripts/kernel-doc ] || \
+		tar -xJf $(KSRC_TAR) -C $(KHDR) --strip-components=1 \
+		$(addprefix $(KSRC_TOP)/,$(KDOC_PY))
 endif
 	@echo '$(HDR_STAMP)' > $@
 
@@ -202,20 +241,23 @@ clean:
 	-$(MAKE) -C tools/badtarget clean
 	rm -rf $(BUILD)
 
-# W=1 and sparse (C=2 checks every file) must print nothing.  On the
-# primary kernel, which the driver is written against, every feature
-# probe must pass: one that fails there is a broken probe.
-XRDMA_PRIMARY = $(filter /lib/modules/$(KVER)/build,$(KDIR))
+# W=1 and sparse (C=2 checks every file) must print nothing.  Every
+# feature probe of the kernel's series or an older one must pass: one
+# that fails there is a broken probe (tools/build/probe --check).
 check-build: headers
-ifneq ($(XRDMA_PRIMARY),)
-	@! grep undef $(KHDR)/xrdma_have.h || { echo "check-build: FAILED:" \
-		"feature probes fail on $(KREL) (.build/ksrc/probe/probe.log)" >&2; \
-		exit 1; }
-endif
+	@tools/build/probe --check $(KHDR)/xrdma_have.h $(KSERIES) || { \
+		echo "check-build: FAILED: feature probes fail on $(KREL)" \
+		"(.build/ksrc/probe/probe.log)" >&2; exit 1; }
 	@# every object again, so that each file's warnings show; not kbuild's
 	@# clean, which would empty .build's other trees (siw, k61, ...) too
 	@find drivers -name '*.o' -delete
-	$(MAKE) $(KBUILD_ARGS) W=1 C=2 modules 2>&1 | tee $(BUILD)/build.log
+	@# KBUILD_CHECKSRC: since 7.x the kernel's Makefile turns C=2 off
+	@# (and says so) when scripts/checker-valid.sh fails, and Debian's
+	@# headers lack it; a sparse too old for the headers fails here, loudly
+	$(MAKE) $(KBUILD_ARGS) W=1 C=2 KBUILD_CHECKSRC=2 modules 2>&1 | \
+		grep -v 'C=2 specified, but' | tee $(BUILD)/build.log
+	@grep -q '^  CHECK ' $(BUILD)/build.log || { \
+		echo "check-build: FAILED: sparse did not run" >&2; exit 1; }
 	@if grep -E 'warning|error|: note:' $(BUILD)/build.log | \
 	    grep -v '^make'; then \
 		echo "check-build: FAILED: warnings above" >&2; exit 1; fi
@@ -227,7 +269,7 @@ checkpatch: headers
 	$(KHDR)/scripts/checkpatch.pl --no-tree --strict --show-types \
 		--quiet --ignore $(XMACRO_IGNORE) -f $(XMACRO_SOURCES) && \
 	echo "checkpatch: clean"
-	@out=$$(perl $(KHDR)/scripts/kernel-doc -none -Wall $(SOURCES) \
+	@out=$$($(KHDR)/scripts/kernel-doc -none -Wall $(SOURCES) \
 		$(XMACRO_SOURCES) 2>&1); [ -z "$$out" ] || \
 		{ echo "$$out"; echo "kernel-doc: FAILED" >&2; exit 1; }
 	@echo "kernel-doc: clean"
@@ -236,7 +278,7 @@ checkpatch: headers
 lint: $(KHDR)/.stamp
 	shellcheck -x tools/setup tools/demo tools/vm/run tools/vm/init \
 		tools/vm/selftests tools/vm/fetch-kernel tools/vm/twoguest \
-		tools/vm/trixie-root tools/vm/in-root \
+		tools/vm/trixie-root tools/vm/in-root tools/vm/kbuild-root \
 		$(filter-out tools/build/rst-check tools/build/probes,\
 		$(wildcard tools/build/*)) \
 		tools/debug/build-kernel
@@ -460,3 +502,5 @@ uninstall:
 	find $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/updates \
 		-name 'nvme-xrdma.ko*' -print -delete
 	$(DEPMOD)
+
+endif # XRDMA_FOREIGN
