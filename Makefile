@@ -19,8 +19,10 @@
 #                           6.12 headers, in a trixie root (tools/vm/trixie-root)
 #   make check-trixie-package  the package's apt install, DKMS builds, apt
 #                           remove and purge in a throw-away trixie root
+#   make KVER=7.3.4+deb13-amd64   build for a Debian 13 or 14 kernel (7.x),
+#                           in a root of that release (tools/vm/kbuild-root)
 #   make check-kernels      the core of the suite and the package test on
-#                           Debian 12's 6.1 and on Debian 13, in guests
+#                           Debian 12's 6.1, on Debian 13 and on 7.x, in guests
 
 PIN_KVER  := $(shell cat /etc/xrdma-kver 2>/dev/null || echo 6.12.117)
 # Debian's 6.12 ABIs are named <version>+deb<N>-amd64 after the release
@@ -35,7 +37,8 @@ KSRC      ?=
 # A kernel of a newer Debian release than this machine's (make
 # KVER=7.3.4+deb13-amd64, 7.2.13+deb14-amd64): its headers cannot be
 # installed here, and its kbuild needs that release's libc and compiler.
-# The tree is copied to .build/kver/<abi>/src and made there, chrooted
+# The sources are copied to .build/kver/<abi>/src (its own build
+# products stay) and the goals made there, chrooted
 # into a root of that release with the kernel's headers and linux-source
 # installed (tools/vm/kbuild-root); the goals are passed on.
 XRDMA_FOREIGN := $(if $(filter command line,$(origin KVER)),$(if \
@@ -51,13 +54,11 @@ $(FOREIGN_GOALS): foreign
 
 foreign:
 	@root=$$(tools/vm/kbuild-root $(KVER)) && \
-	rm -rf $(FOREIGN_SRC)/drivers $(FOREIGN_SRC)/tools && \
-	mkdir -p $(FOREIGN_SRC)/tools && \
-	cp -a Makefile Kbuild drivers include Documentation $(FOREIGN_SRC)/ && \
-	cp -a tools/build $(FOREIGN_SRC)/tools/ && \
-	find $(FOREIGN_SRC)/drivers \( -name '*.o' -o -name '*.ko' \
-		-o -name '*.mod*' -o -name '.*.cmd' -o -name '*.order' \
-		-o -name 'Module.symvers' \) -delete && \
+	mkdir -p $(FOREIGN_SRC) && \
+	tar -c --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' \
+		--exclude='.*.cmd' --exclude='*.order' --exclude=Module.symvers \
+		Makefile Kbuild drivers include Documentation tools/build | \
+		tar -x -C $(FOREIGN_SRC) && \
 	tools/vm/in-root "$$root" -- make -C $(FOREIGN_SRC) KVER=$(KVER) \
 		$(filter-out foreign,$(FOREIGN_GOALS)) && \
 	{ ko=$(FOREIGN_SRC)/drivers/nvme/host/xrdma/nvme-xrdma.ko; \
@@ -107,7 +108,7 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak stress faults lint install uninstall headers check-debug \
 	check-twoguest check-twoguest-reverse check-twoguest-61 check-package dkms siw \
-	check-kernels k61-modules \
+	check-kernels k61-modules newer-modules \
 	check-trixie-build check-trixie-package trixie-src \
 	debug-kernel debug-modules tools deb
 
@@ -168,7 +169,7 @@ modules: headers
 # package of the kernel's series as what to install.
 XRDMA_VERSION ?= unknown
 # the series the driver is written for (compat.h, tools/build/probes/)
-XRDMA_SERIES := 6.1 6.12
+XRDMA_SERIES := 6.1 6.12 7.2 7.3
 # the linux-source of the kernel's series: its upstream version, to refuse
 # a kernel of another one without unpacking the tarball (a minute or two
 # under TCG)
@@ -447,11 +448,22 @@ k61-modules:
 # tree copied to .build/trixie/src)
 TRIXIE_KO := $(TRIXIE_SRC)/$(MOD)
 
-# the core and the package test on 6.1 and on Debian 13, one summary line
+# the core and the package test on 6.1, on Debian 13 and on the 7.x
+# kernels (trixie-backports 7.3, sid 7.2), one summary line
 # (tools/vm/selftests --kernels)
-check-kernels: k61-modules tools deb check-trixie-build
+check-kernels: k61-modules tools deb check-trixie-build newer-modules
 	tools/vm/selftests --kernels "$$(tools/vm/fetch-kernel)" $(K61_KO) \
-		"$$(tools/vm/trixie-root)" $(TRIXIE_KO)
+		"$$(tools/vm/trixie-root)" $(TRIXIE_KO) \
+		$(foreach k,$(XRDMA_NEWER_KVERS),\
+		"$$(tools/vm/fetch-kernel $(k))" $(BUILD)/kver/$(k)/src/$(MOD))
+
+# Debian's 7.x kernels, each with make KVER=<abi> (in a root of its
+# release, .build/kver/<abi>/src): trixie-backports' and sid's
+XRDMA_NEWER_KVERS ?= 7.3.4+deb13-amd64 7.2.13+deb14-amd64
+
+newer-modules:
+	@for k in $(XRDMA_NEWER_KVERS); do \
+		$(MAKE) --no-print-directory KVER=$$k modules || exit 1; done
 
 # guest vCPUs of make bench (4 for the scale table's 4-queue row)
 XRDMA_BENCH_CPUS ?= 2

@@ -48,6 +48,9 @@
 # check-trixie-package), with its own dkms, gcc and kernels, which its
 # /etc/xrdma-kver and /etc/xrdma-kver2 name (the ABI suffix, +deb12 or
 # +deb13, from its /etc/os-release). DIR must be left as it was, too.
+# XRDMA_DKMS_KREL=ABI makes another kernel installed there the one the
+# root runs: 7.3.4+deb13-amd64, which tools/vm/kbuild-root installs from
+# trixie-backports with linux-source-7.3 (make check-kernels).
 #
 # Root only (skips, exit 4, otherwise). apt runs offline: the package's
 # dependencies (dkms, linux-source-6.12, dwarves; linux-source-6.1 too)
@@ -77,6 +80,9 @@ DEB_REL=$(sed -n 's/^VERSION_ID="*\([0-9]*\).*/\1/p' "$LOWER/etc/os-release" \
 	2>/dev/null)
 KSUFFIX=+deb${DEB_REL:-12}-amd64
 KREL=$(cat "$LOWER/etc/xrdma-kver" 2>/dev/null || echo 6.12.117)$KSUFFIX
+# another installed kernel of the root as the one it runs, e.g. the
+# trixie root's 7.3.4+deb13-amd64 from trixie-backports
+KREL=${XRDMA_DKMS_KREL:-$KREL}
 KREL2=$(cat "$LOWER/etc/xrdma-kver2" 2>/dev/null)
 KREL2=${KREL2:+$KREL2$KSUFFIX}
 # Debian 12's 6.1: tools/setup's ABI (XRDMA_K61), else the newest 6.1
