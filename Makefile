@@ -108,7 +108,7 @@ KBUILD_ARGS = -C $(KDIR) M=$(CURDIR) XRDMA_KHDR=$(KHDR)
 .PHONY: all modules clean check check-build checkpatch selftests demo \
 	bench soak stress faults lint install uninstall headers check-debug \
 	check-twoguest check-twoguest-reverse check-twoguest-61 check-package dkms siw \
-	check-kernels k61-modules newer-modules \
+	check-kernels k61-modules newer-modules bench-modules \
 	check-trixie-build check-trixie-package trixie-src \
 	debug-kernel debug-modules tools deb
 
@@ -127,20 +127,25 @@ $(KHDR)/.stamp: $(if $(KSRC),,$(KSRC_TAR))
 ifneq ($(KSRC),)
 	@echo "  HDRS    $(KSRC)"
 	@cd $(KSRC) && cp --parents $(HDR_FILES) $(KHDR)/
-	@[ ! -L $(KHDR)/scripts/kernel-doc ] || \
-		{ cd $(KSRC) && cp -r --parents $(KDOC_PY) $(KHDR)/; }
 else
 	@test -f "$(KSRC_TAR)" || { echo "error: $(KSRC_TAR) missing:" \
 		"run tools/setup or pass KSRC=<kernel source tree>" >&2; exit 1; }
 	@echo "  HDRS    $(KSRC_TAR)"
 	@tar -xJf $(KSRC_TAR) -C $(KHDR) --strip-components=1 \
 		$(addprefix $(KSRC_TOP)/,$(HDR_FILES))
-	@# since 7.x scripts/kernel-doc links to a Python script and its library
-	@[ ! -L $(KHDR)/scripts/kernel-doc ] || \
-		tar -xJf $(KSRC_TAR) -C $(KHDR) --strip-components=1 \
-		$(addprefix $(KSRC_TOP)/,$(KDOC_PY))
 endif
 	@echo '$(HDR_STAMP)' > $@
+
+# Since 7.x scripts/kernel-doc links to a Python script and its library:
+# those too, for checkpatch and lint only (a second pass over the
+# tarball, which a DKMS build need not wait for)
+$(KHDR)/.kdoc: $(KHDR)/.stamp
+	@if [ -L $(KHDR)/scripts/kernel-doc ]; then \
+		if [ -n "$(KSRC)" ]; then cd $(KSRC) && \
+			cp -r --parents $(KDOC_PY) $(KHDR)/; \
+		else tar -xJf $(KSRC_TAR) -C $(KHDR) --strip-components=1 \
+			$(addprefix $(KSRC_TOP)/,$(KDOC_PY)); fi; fi
+	@touch $@
 
 $(KHDR)/xrdma_layout.h: $(KHDR)/.stamp tools/build/gen-layout
 	@tools/build/check-version $(KHDR)/Makefile "$(KUPSTREAM)"
@@ -264,7 +269,7 @@ check-build: headers
 		echo "check-build: FAILED: warnings above" >&2; exit 1; fi
 	@echo "check-build: W=1 + sparse clean"
 
-checkpatch: headers
+checkpatch: headers $(KHDR)/.kdoc
 	@$(KHDR)/scripts/checkpatch.pl --no-tree --strict --show-types \
 		--quiet -f $(SOURCES) && \
 	$(KHDR)/scripts/checkpatch.pl --no-tree --strict --show-types \
@@ -276,7 +281,7 @@ checkpatch: headers
 	@echo "kernel-doc: clean"
 
 # shell scripts, and the reStructuredText documents with their kernel-doc
-lint: $(KHDR)/.stamp
+lint: $(KHDR)/.kdoc
 	shellcheck -x tools/setup tools/demo tools/vm/run tools/vm/init \
 		tools/vm/selftests tools/vm/fetch-kernel tools/vm/twoguest \
 		tools/vm/trixie-root tools/vm/in-root tools/vm/kbuild-root \
@@ -468,10 +473,24 @@ newer-modules:
 # guest vCPUs of make bench (4 for the scale table's 4-queue row)
 XRDMA_BENCH_CPUS ?= 2
 
-bench: modules
+# XRDMA_BENCH_KVER=7.3.4+deb13-amd64: the same in a guest booted from
+# that kernel (tools/vm/fetch-kernel), against its own nvme-rdma and
+# nvme-tcp, with the module make KVER=<it> builds (and its siw for
+# XRDMA_PROVIDER=siw)
+XRDMA_BENCH_KVER ?=
+BENCH_SRC = $(BUILD)/kver/$(XRDMA_BENCH_KVER)/src
+BENCH_RUN = $(if $(XRDMA_BENCH_KVER),--kernel-dir \
+	"$$(tools/vm/fetch-kernel $(XRDMA_BENCH_KVER))" --ko $(BENCH_SRC)/$(MOD) \
+	$(if $(filter siw,$(XRDMA_PROVIDER)),--ko $(BENCH_SRC)/.build/siw/siw.ko))
+
+bench: $(if $(XRDMA_BENCH_KVER),bench-modules,modules)
 	XRDMA_HOST_LOAD="$$(cat /proc/loadavg)" \
 		tools/vm/run --production --cpus $(XRDMA_BENCH_CPUS) \
-		--timeout 3000 -- tools/bench
+		--timeout 3000 $(BENCH_RUN) -- tools/bench
+
+bench-modules:
+	$(MAKE) KVER=$(XRDMA_BENCH_KVER) modules \
+		$(if $(filter siw,$(XRDMA_PROVIDER)),siw)
 
 # --- Debian package (DKMS) ----------------------------------------------
 #

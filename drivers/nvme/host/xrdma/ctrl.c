@@ -394,11 +394,20 @@ static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
  * A reconnect may be granted another queue count than the tag set has:
  * drain the request queues, resize the tag set, start the new queues.
  * The resize reallocates the tag maps the end work walks, so it runs
- * under tagset_lock and not at all once the end work ended the attempt
- * (review N8).  The queues are frozen and drained by then: an end work
- * waiting on the lock waits for no command.  tagset_lock is a leaf:
- * teardown_lock would order a frozen queue before rdma_cm's
- * handler_mutex (design note, setup step 3).
+ * under tagset_lock and not at all once the end work ended the attempt.
+ * The queues are frozen and drained by then: an end work waiting on the
+ * lock waits for no command.  tagset_lock is a leaf: teardown_lock would
+ * order a frozen queue before rdma_cm's handler_mutex (design note, setup
+ * step 3).
+ *
+ * Since 7.3 the resize also takes the tag set's update_nr_hwq_lock for
+ * writing, which add_disk() and del_gendisk() hold for reading.  Neither
+ * waits for this reconnect there: add_disk() does no I/O under it (the
+ * partition scan comes after), and a namespace is on the controller's
+ * list until after its del_gendisk(), whose wait for the queue to drain
+ * is the wait that was bounded here already.  A queue that cannot drain
+ * (I/O that waits for the controller to be live) fails the attempt in
+ * xrdma_wait_drained(), before the lock is asked for.
  */
 static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 {
