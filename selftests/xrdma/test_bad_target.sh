@@ -608,16 +608,19 @@ sc_read_no_data() {
 	((n == 0))
 }
 
-# drop-setups (issue 28 §2): one Read of LBA 98760 from CPU 0 (I/O queue
-# 1), on this namespace without multipath.  The target disconnects at it,
+# drop-setups (issue 28 §2): one Read of LBA 98760 from a CPU whose
+# requests go to I/O queue 1 (CPU 0 on 6.12; on 7.3.4 CPU 0's went to
+# queue 2), on this namespace without multipath.  The target disconnects at it,
 # then holds I/O queue 2's Connect on each of six setups and disconnects
 # when the Read comes through queue 1.  With nvme-core's 5 retries, one
 # spent by the recovery and one by each failed setup would fail the Read;
 # it must succeed once the target behaves, long before ctrl_loss_tmo.
 sc_drop_setups() {
-	local out rc=0 n
+	local out rc=0 n cpu
 	bt_connect_live || return 1
-	out=$(taskset -c 0 dd if="$BT_DEV" of=/dev/null bs=512 skip=98760 \
+	cpu=$(bt_queue_cpu 1) || return 1
+	echo "CPU $cpu submits to I/O queue 1"
+	out=$(taskset -c "$cpu" dd if="$BT_DEV" of=/dev/null bs=512 skip=98760 \
 		count=1 iflag=direct 2>&1) || {
 		echo "the Read failed"
 		rc=1
@@ -780,6 +783,21 @@ bt_read_each_cpu() {
 
 # bt_connect_live_tmo5: bt_connect_live with an I/O timeout of 5 s (the
 # controller's tag set takes the I/O timeout at creation)
+# bt_queue_cpu QID: a CPU whose requests go to I/O queue QID of the bad
+# target's controller (blk-mq's default map: hctx QID - 1)
+bt_queue_cpu() {
+	local f list
+	for f in /sys/class/nvme/"$BT_CTRL"/nvme*n*/mq/$(($1 - 1))/cpu_list \
+		 /sys/block/"${BT_DEV##*/}"/mq/$(($1 - 1))/cpu_list; do
+		[[ -r $f ]] || continue
+		list=$(<"$f")
+		echo "${list%%[!0-9]*}"
+		return 0
+	done
+	echo "no CPU list of I/O queue $1 in sysfs" >&2
+	return 1
+}
+
 bt_connect_live_tmo5() {
 	local rc=0
 	core_param io_timeout 5 || return 1

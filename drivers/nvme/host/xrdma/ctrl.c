@@ -374,14 +374,22 @@ static bool xrdma_ns_drained(struct nvme_ctrl *nctrl, long slice)
 }
 
 /*
- * Wait up to the controller's I/O timeout for the request queues to drain.
- * A failed setup ends the wait: what was ended comes back for the next
- * attempt, and what waits for a stopped queue would never drain on this
- * one.
+ * Wait for the request queues to drain: a command sent meanwhile is
+ * answered or times out within the I/O timeout of being sent, a little
+ * later than the wait began, and blk-mq's timer may fire up to a second
+ * late.  A timeout in the setup ends the wait at once (the setup has
+ * failed: what was ended comes back for the next attempt, and what waits
+ * for a stopped queue would never drain on this one), so the bound is the
+ * I/O timeout and a slack, and only what never reaches the wire waits it
+ * out.  Since 7.3 the I/O timeout is the controller's own, the same the
+ * namespaces' commands have: without the slack the wait would end with
+ * theirs, and a reconnect would give up on a command that was about to
+ * time out and end the attempt anyway.
  */
 static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
 {
-	unsigned long deadline = jiffies + xrdma_io_timeout(&ctrl->ctrl);
+	unsigned long deadline = jiffies + xrdma_io_timeout(&ctrl->ctrl) +
+				 msecs_to_jiffies(XRDMA_DRAIN_SLACK_MS);
 
 	do {
 		if (xrdma_ns_drained(&ctrl->ctrl, HZ / 10))

@@ -39,6 +39,7 @@
 #define XRDMA_SILENT_MS		30000	/* an unanswered shutdown counts */
 #define XRDMA_DOWN_WAIT_MS	5000	/* going down: deletions waited for */
 #define XRDMA_DRAIN_MS		5000	/* bounded QP drain */
+#define XRDMA_DRAIN_SLACK_MS	3000	/* a resize waits the I/O timeout + */
 #define XRDMA_MAX_FR_PAGES	256	/* 1 MiB per I/O with 4 KiB pages */
 #define XRDMA_MAX_INLINE_SGE	16	/* in-capsule data segments */
 #define XRDMA_INLINE_SG_CNT	2	/* scatterlist entries in the PDU */
