@@ -102,19 +102,36 @@ live_ms() {
 	echo "$(($(now_ms) - t0))"
 }
 
+# link_set up|down: the rig's netdev up or down through the ip process
+# started by t_flaps (no fork between the kernel-log mark and the change:
+# under TCG starting ip takes longer than what is measured), then wait
+# for the change to show
+link_set() {
+	local mark=$MARK_DOWN want=0 flags n
+	[[ $1 == up ]] && mark=$MARK_UP want=1
+	echo "$mark" >/dev/kmsg
+	echo "link set dev $RIG_NETDEV $1" >&"${IPB[1]}"
+	for ((n = 0; n < 250; n++)); do
+		read -r flags <"/sys/class/net/$RIG_NETDEV/flags"
+		(((flags & 1) == want)) && return 0
+		sleep 0.02
+	done
+	echo "$RIG_NETDEV not $1 after 5 s"
+	return 1
+}
+
 FLAP_MS=()
 t_flaps() {
-	local i ms rc=0
+	local i ms fd rc=0
 	# keep the IPv6 address (and its GID) across the flaps
 	sysctl -qw "net.ipv6.conf.$RIG_NETDEV.keep_addr_on_down=1"
+	coproc IPB { ip -force -batch - 2>&1; }
 	fio_start_verified flap --bsrange=4k-128k
 	sleep 3
 	for ((i = 1; i <= FLAPS; i++)); do
-		echo "$MARK_DOWN" >/dev/kmsg
-		ip link set "$RIG_NETDEV" down || rc=1
+		link_set down || rc=1
 		sleep 1.5
-		echo "$MARK_UP" >/dev/kmsg
-		ip link set "$RIG_NETDEV" up || rc=1
+		link_set up || rc=1
 		if ! ms=$(live_ms "$CTRL" 60); then
 			echo "flap $i: controller $(nvme_ctrl_state "$CTRL")" \
 				"60 s after link up; rxe GSI QP: $(gsi_state)"
@@ -130,6 +147,9 @@ t_flaps() {
 		}
 	done
 	echo "$((i - 1)) flaps done; live again after (ms): ${FLAP_MS[*]}"
+	fd=${IPB[1]}
+	exec {fd}>&-
+	wait "$IPB_PID"
 	return "$rc"
 }
 
