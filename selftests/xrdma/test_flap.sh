@@ -71,7 +71,7 @@ trap cleanup EXIT
 
 TEST_CMDS="ip"
 TEST_MODULES="nvme_$TR"
-test_begin 8
+test_begin 9
 
 t_connect() {
 	if rig_iwarp; then
@@ -249,6 +249,23 @@ t_port_events() {
 	((${md:-100000} <= 100 * scale && ${ma:-100000} <= 500 * scale))
 }
 
+# Since 7.3 core's diag/ group counts every reconnect attempt, the
+# transport adding up those of each run (acc_reconnects): after the flaps
+# at least one per flap
+t_diag() {
+	local f=/sys/class/nvme/$CTRL/diag/reconnect_count n
+	ktap_require CTRL "controller gone" || return
+	if [[ ! -r $f ]]; then
+		# shellcheck disable=SC2034 # ktap_test_result reads it
+		KTAP_REASON="no diag/ group in this kernel's nvme core"
+		return "$KSFT_SKIP"
+	fi
+	n=$(<"$f")
+	echo "diag/reconnect_count $n after $FLAPS flaps," \
+		"reset_count $(<"${f%/*}/reset_count")"
+	((n >= FLAPS))
+}
+
 t_fio_done() {
 	fio_stop_verified "$TEST_TMP/flap.fio"
 }
@@ -270,6 +287,7 @@ ktap_run "connect with reconnect_delay 1, ctrl_loss_tmo 300" t_connect
 ktap_run "$FLAPS link flaps under verified random writes" t_flaps
 ktap_run "live again after every flap" t_recovered
 ktap_run "port events: recovery and reconnect at once (kernel log)" t_port_events
+ktap_run "diag/reconnect_count counts the reconnects" t_diag
 ktap_run "fio finished, no verify error" t_fio_done
 ktap_run "verified write and read after the flaps, disconnect" t_verify_all
 ktap_run "RDMA resources and module refs back to baseline" leak_check

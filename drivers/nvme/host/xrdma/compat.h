@@ -58,14 +58,15 @@ static inline int xrdma_blk_rq_map_sg(struct request *rq,
 #endif
 
 /*
- * A run of reconnect attempts ended.  Since 7.3 the controller's diag/
- * reconnect_count is the attempts of past runs, which the transport adds
- * up, plus those of the current one.
+ * A run of reconnect attempts ended with @attempts of them.  Since 7.3
+ * the controller's diag/reconnect_count is the attempts of past runs,
+ * which the transport adds up, plus the failed ones of the current run.
  */
-static inline void xrdma_reconnects_done(struct nvme_ctrl *ctrl)
+static inline void xrdma_reconnects_done(struct nvme_ctrl *ctrl,
+					 unsigned int attempts)
 {
 #ifdef XRDMA_HAVE_CTRL_DIAG
-	atomic_long_add(ctrl->nr_reconnects, &ctrl->acc_reconnects);
+	atomic_long_add(attempts, &ctrl->acc_reconnects);
 #endif
 	ctrl->nr_reconnects = 0;
 }

@@ -644,7 +644,12 @@ static void xrdma_reconnect_ctrl(struct xrdma_ctrl *ctrl,
 		dev_info(nctrl->device, "%s succeeded after %d failed attempt%s\n",
 			 what, nctrl->nr_reconnects,
 			 nctrl->nr_reconnects == 1 ? "" : "s");
-	xrdma_reconnects_done(nctrl);
+	/*
+	 * The failed attempts and this one; a reset's own first attempt is
+	 * counted by core as a reset (7.3's diag/reset_count), not here.
+	 */
+	xrdma_reconnects_done(nctrl, nctrl->nr_reconnects +
+				     (ev == XRDMA_EV_RECONNECT));
 }
 
 static void xrdma_reconnect_work(struct work_struct *work)
