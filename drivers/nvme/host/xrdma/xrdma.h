@@ -154,6 +154,10 @@ enum xrdma_queue_flags {
  * @cm_error: result of the awaited CM step
  * @cm_why: what ended the awaited CM step if it failed, for the log
  * @crqsize: receive queue size the target announced in its CM reply
+ * @qp_timeout: the local ACK timeout exponent of the admin queue's QP, as
+ *	the device reported it once the connection was established; sysfs
+ *	shows this copy (xrdma_sysfs_note_qp())
+ * @qp_retry_cnt: the transport retry count of that QP, the same way
  * @drain_cqe: completion of the drain marker
  * @drain_done: completes when the drain marker was reaped
  * @stop_lock: serialises stop and free against sysfs readers; a drain
@@ -215,6 +219,8 @@ struct xrdma_queue {
 	int			cm_error;
 	char			cm_why[128];
 	u16			crqsize;
+	u8			qp_timeout;
+	u8			qp_retry_cnt;
 	struct ib_cqe		drain_cqe;
 	struct completion	drain_done;
 	struct mutex		stop_lock;	/* see kernel-doc */
@@ -610,6 +616,7 @@ void xrdma_ctrls_exit(void);
 
 /* sysfs.c */
 extern const struct attribute_group *xrdma_dev_attr_groups[];
+void xrdma_sysfs_note_qp(struct xrdma_queue *queue);
 
 /* debugfs.c */
 void xrdma_debugfs_init(void);
