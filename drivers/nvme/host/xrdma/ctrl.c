@@ -364,6 +364,30 @@ static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
 }
 
 /*
+ * Resize the I/O tag set to the I/O queues.  blk-mq says nothing when it
+ * cannot allocate for more hardware queues: it keeps the old count, and a
+ * queue past it has no hctx to carry its Connect.  Such an attempt fails,
+ * as one short of memory; the next one tries again.
+ */
+static int xrdma_update_nr_hw_queues(struct xrdma_ctrl *ctrl)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	struct blk_mq_tag_set *set = nctrl->tagset;
+	u32 nr = nctrl->queue_count - 1;
+
+	/* fault/resize_short: the growth falls back as blk-mq's would */
+	if (nr <= set->nr_hw_queues ||
+	    !xrdma_fault(&ctrl->queues[1], XRDMA_FAULT_RESIZE_SHORT))
+		blk_mq_update_nr_hw_queues(set, nr);
+	if (set->nr_hw_queues == nr)
+		return 0;
+	dev_warn(nctrl->device,
+		 "cannot resize the I/O tag set to %u hardware queues, it kept %u (short of memory): retrying the connection\n",
+		 nr, set->nr_hw_queues);
+	return -ENOMEM;
+}
+
+/*
  * A reconnect may be granted another queue count than the tag set has:
  * drain the request queues, resize the tag set, start the new queues.
  * The resize reallocates the tag maps the end work walks, so it runs
@@ -393,8 +417,7 @@ static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 		ret = -ECONNRESET;
 	} else {
 		xrdma_delay(XRDMA_DELAY_RESIZE);
-		blk_mq_update_nr_hw_queues(nctrl->tagset,
-					   nctrl->queue_count - 1);
+		ret = xrdma_update_nr_hw_queues(ctrl);
 	}
 	mutex_unlock(&ctrl->tagset_lock);
 	nvme_unfreeze(nctrl);
