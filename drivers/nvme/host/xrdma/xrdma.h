@@ -42,6 +42,8 @@
 #define XRDMA_MAX_FR_PAGES	256	/* 1 MiB per I/O with 4 KiB pages */
 #define XRDMA_MAX_INLINE_SGE	16	/* in-capsule data segments */
 #define XRDMA_INLINE_SG_CNT	2	/* scatterlist entries in the PDU */
+/* the I/O tag set has sqsize tags on 6.12, one kept for Connect: 2 + 1 */
+#define XRDMA_MIN_QUEUE_DEPTH	3
 /* the kernel's: 256 on 6.12, 128 on 6.1 (as its nvmet-rdma offers) */
 #define XRDMA_MAX_QUEUE_SIZE	NVME_RDMA_MAX_QUEUE_SIZE
 
