@@ -32,7 +32,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="$BADTARGET dd cmp"
-test_begin 22
+test_begin 23
 
 # try OPTIONS: write a connect request; print the error, status 0 if the
 # controller was created.
@@ -258,6 +258,34 @@ t_small_queue() {
 	return "$rc"
 }
 ktap_run "target with max queue size 16: depth clamped, works" t_small_queue
+
+# read_pool takes 0 (off) or 4096 to 65536: another value is refused
+# when written (4294967295 used to be taken, and wrap to 4 KiB slots at
+# the next connect), and the parameter keeps its value.
+t_read_pool_range() {
+	local p=/sys/module/nvme_xrdma/parameters/read_pool v v0 err rc=0
+	modprobe nvme-xrdma || return 1
+	v0=$(<"$p")
+	for v in 4294967295 65537 4095 1; do
+		if err=$( (echo "$v" >"$p") 2>&1); then
+			echo "read_pool=$v accepted, reads $(<"$p")"
+			echo "$v0" >"$p"
+			rc=1
+			continue
+		fi
+		echo "read_pool=$v: ${err##*: }, reads $(<"$p")"
+		[[ $err == *"Invalid argument"* && $(<"$p") == "$v0" ]] || rc=1
+	done
+	for v in 4096 65536 0; do
+		if ! echo "$v" >"$p" || [[ $(<"$p") != "$v" ]]; then
+			echo "read_pool=$v not taken"
+			rc=1
+		fi
+	done
+	echo "$v0" >"$p"
+	return "$rc"
+}
+ktap_run "read_pool out of range: EINVAL, the value kept" t_read_pool_range
 
 # bt_start SCENARIO: badtarget misbehaving so on BT_PORT.
 bt_start() {
