@@ -4,7 +4,10 @@
 # Bad requests to "xrdma": each must fail with a specific errno and a
 # clear log line, quickly, with no splat and nothing leaked; and targets
 # that restrict us (no in-capsule data, small queues) must still work, as
-# must one that allows more in-capsule data after a reconnect.
+# must one that allows more in-capsule data after a reconnect.  A target
+# (tools/badtarget) whose Identify says MAXCMD 1 is refused with a line
+# that names it; one that says MAXCMD 0, no limit, works at the depth the
+# rest allows.
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -14,8 +17,12 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 readonly TR=xrdma
 readonly NQN_CLOSED=nqn.2026-11.io.xrdma:closed
 readonly DISC_NQN=nqn.2014-08.org.nvmexpress.discovery
+readonly BT_PORT=4427
+readonly BT_NQN=nqn.2026-11.io.xrdma:limits
+BT_PID=
 
 cleanup() {
+	[[ -n $BT_PID ]] && kill -KILL "$BT_PID" 2>/dev/null
 	rig_del_subsys "$NQN_CLOSED" >/dev/null 2>&1
 	rig_del_port 7 >/dev/null 2>&1
 	rig_del_port 8 >/dev/null 2>&1
@@ -24,7 +31,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 20
+TEST_CMDS="$BADTARGET dd cmp"
+test_begin 23
 
 # try OPTIONS: write a connect request; print the error, status 0 if the
 # controller was created.
@@ -250,6 +258,98 @@ t_small_queue() {
 	return "$rc"
 }
 ktap_run "target with max queue size 16: depth clamped, works" t_small_queue
+
+# read_pool takes 0 (off) or 4096 to 65536: another value is refused
+# when written (4294967295 used to be taken, and wrap to 4 KiB slots at
+# the next connect), and the parameter keeps its value.
+t_read_pool_range() {
+	local p=/sys/module/nvme_xrdma/parameters/read_pool v v0 err rc=0
+	modprobe nvme-xrdma || return 1
+	v0=$(<"$p")
+	for v in 4294967295 65537 4095 1; do
+		if err=$( (echo "$v" >"$p") 2>&1); then
+			echo "read_pool=$v accepted, reads $(<"$p")"
+			echo "$v0" >"$p"
+			rc=1
+			continue
+		fi
+		echo "read_pool=$v: ${err##*: }, reads $(<"$p")"
+		[[ $err == *"Invalid argument"* && $(<"$p") == "$v0" ]] || rc=1
+	done
+	for v in 4096 65536 0; do
+		if ! echo "$v" >"$p" || [[ $(<"$p") != "$v" ]]; then
+			echo "read_pool=$v not taken"
+			rc=1
+		fi
+	done
+	echo "$v0" >"$p"
+	return "$rc"
+}
+ktap_run "read_pool out of range: EINVAL, the value kept" t_read_pool_range
+
+# bt_start SCENARIO: badtarget misbehaving so on BT_PORT.
+bt_start() {
+	local log=$TEST_TMP/bt.$1.log
+	"$BADTARGET" --port "$BT_PORT" --nqn "$BT_NQN" --scenario "$1" \
+		>"$log" 2>&1 &
+	BT_PID=$!
+	badtarget_listening "$log" && return 0
+	cat "$log"
+	return 1
+}
+
+# bt_stop: the target exits 0 on SIGTERM; its log shown.
+bt_stop() {
+	local rc=0
+	kill -TERM "$BT_PID"
+	wait "$BT_PID" || rc=1
+	BT_PID=
+	sed 's/^/  /' "$TEST_TMP"/bt.*.log
+	rm -f "$TEST_TMP"/bt.*.log
+	return "$rc"
+}
+
+BT_OPTS="traddr=$RIG_IP4,trsvcid=$BT_PORT,nqn=$BT_NQN"
+
+t_maxcmd_1() {
+	local rc=0
+	bt_start maxcmd-1 || return 1
+	expect_fail "Invalid argument" \
+		"target allows a queue depth of 1 \(MAXCMD 1, CAP.MQES 127\): an I/O queue needs 3" \
+		"$BT_OPTS" || rc=1
+	bt_stop || rc=1
+	return "$rc"
+}
+ktap_run "target with MAXCMD 1: EINVAL, the limit logged" t_maxcmd_1
+
+# MAXCMD 0 gives no limit: the depth is what queue_size and CAP.MQES
+# allow (128), a 64 KiB write reads back.
+t_maxcmd_0() {
+	local rc=0 ctrl dev mark in=$TEST_TMP/maxcmd0.in out=$TEST_TMP/maxcmd0.out
+	bt_start maxcmd-0 || return 1
+	mark=$(kmsg_mark "maxcmd-0")
+	if try "$BT_OPTS" >/dev/null; then
+		ctrl=$(nvme_find_ctrl "$BT_NQN" "$TR" "$RIG_IP4")
+		nvme_wait_state "$ctrl" live || rc=1
+		echo "sqsize $(nvme_ctrl_attr "$ctrl" sqsize)"
+		[[ $(nvme_ctrl_attr "$ctrl" sqsize) == 127 ]] || rc=1
+		head -c 65536 /dev/urandom >"$in"
+		dev=$(nvme_wait_ns "$ctrl") &&
+			dd if="$in" of="$dev" bs=64k oflag=direct status=none &&
+			dd if="$dev" of="$out" bs=64k count=1 iflag=direct \
+				status=none && cmp "$in" "$out" || rc=1
+		nvme_delete_ctrl "$ctrl" || rc=1
+	else
+		echo "refused:"
+		dmesg_since "$mark" | grep -E "nvme[0-9]+: " | tail -n 5
+		rc=1
+	fi
+	dmesg_since "$mark" |
+		grep -E "MAXCMD 0|maximum outstanding commands is 0" || rc=1
+	bt_stop || rc=1
+	return "$rc"
+}
+ktap_run "target with MAXCMD 0 (no limit): works at depth 128" t_maxcmd_0
 
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check

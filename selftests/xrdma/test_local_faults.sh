@@ -28,6 +28,11 @@
 #                 the controller goes on with 1 of its 2 I/O queues, says
 #                 so in one line, no reconnect attempt fails, I/O is
 #                 verified; the next reset brings both back
+#   resize_short  a reset that must grow the I/O tag set back to 2
+#                 queues (create_qp left it at 1) finds it kept at 1, as
+#                 blk-mq leaves it when it cannot allocate for more: that
+#                 attempt fails with a log line naming the counts, without
+#                 a WARN, and the next one grows it; I/O is verified
 #
 # Each knob must be consumed, leave the controller LIVE with the effect
 # named above, and cost no data: the verified fio sees no error.  Then,
@@ -45,7 +50,7 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
 readonly TR=xrdma
 readonly KNOBS="post_send post_recv mr_exhausted dma_map cq_error drain post_send_reg aen
-	quiesce_hold live_hold create_qp dma_map_last"
+	quiesce_hold live_hold create_qp dma_map_last resize_short"
 readonly AEN_NS=$RIG_NVMET/subsystems/$RIG_NQN_RAM/namespaces/2
 CTRL=
 DEV=
@@ -63,7 +68,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-test_begin 18
+test_begin 19
 
 counter() {
 	nvme_ctrl_attr "$CTRL" "xrdma/$1"
@@ -376,25 +381,40 @@ io_queues() {
 	echo $(($(nvme_ctrl_attr "$CTRL" queue_count) - 1))
 }
 
+# two_io_queues: skips the subtest unless the controller has 2 I/O queues.
+two_io_queues() {
+	local n
+	n=$(io_queues)
+	((n == 2)) && return 0
+	# shellcheck disable=SC2034 # ktap_test_result reads it
+	KTAP_REASON="$n I/O queues, 2 needed (2 CPUs)"
+	return "$KSFT_SKIP"
+}
+
+# reset_faulted KNOB VALUE WHAT: KNOB armed with VALUE, then a reset (WHAT
+# names it); the fault must fire and the controller be live again.  The
+# write fails (ENETRESET) if the reset's own attempt does, which a fault
+# may make it do: the next attempt is the reconnect's.
+reset_faulted() {
+	echo "$2" >"$FAULT/$1" || return 1
+	echo 1 2>/dev/null >"/sys/class/nvme/$CTRL/reset_controller"
+	wait_for 60 knob_spent "$1" || {
+		echo "the $1 fault never fired"
+		return 1
+	}
+	timed_live "$3"
+}
+
 # A device that has no QP for I/O queue 2 at a reconnect: the controller
 # goes on with the one it got instead of failing the attempt.
 t_create_qp() {
 	local f0 f d0 n
+	two_io_queues || return
 	n=$(io_queues)
-	((n == 2)) || {
-		# shellcheck disable=SC2034 # ktap_test_result reads it
-		KTAP_REASON="$n I/O queues, 2 needed (2 CPUs)"
-		return "$KSFT_SKIP"
-	}
 	f0=$(counter failed_reconnects)
 	d0=$(dmesg | wc -l)
-	echo 2 >"$FAULT/create_qp" || return 1
-	echo 1 >"/sys/class/nvme/$CTRL/reset_controller" || return 1
-	wait_for 60 knob_spent create_qp || {
-		echo "the create_qp fault never fired"
+	reset_faulted create_qp 2 "reset with no QP for I/O queue 2" ||
 		return 1
-	}
-	timed_live "reset with no QP for I/O queue 2" || return 1
 	f=$(counter failed_reconnects)
 	echo "I/O queues $n -> $(io_queues), failed reconnects $f0 -> $f"
 	dmesg | tail -n +"$d0" | grep -m1 "using 1 of 2 I/O queues: queue 2 got no QP" || {
@@ -410,6 +430,42 @@ t_create_qp() {
 	(($(io_queues) == 2)) || return 1
 	DEV=$(nvme_wait_ns "$CTRL" 60) || return 1
 	fio_verify both-queues --rw=randwrite --bs=16k --iodepth=8
+}
+
+# A reset whose reconnect must grow the I/O tag set from 1 hardware queue
+# to 2 and cannot: the attempt must fail as one short of memory (it used
+# to start queue 2 past the set's hardware queues, and WARN), and the next
+# attempt grow the set.
+t_resize_short() {
+	local f0 f d0 rc=0
+	two_io_queues || return
+	d0=$(dmesg | wc -l)
+	reset_faulted create_qp 2 "reset with no QP for I/O queue 2" ||
+		return 1
+	(($(io_queues) == 1)) || {
+		echo "$(io_queues) I/O queues, not 1, after the reset without a QP"
+		return 1
+	}
+	f0=$(counter failed_reconnects)
+	reset_faulted resize_short 1 \
+		"reset whose growth of the tag set fell back" || return 1
+	f=$(counter failed_reconnects)
+	echo "I/O queues 1 -> $(io_queues), failed reconnects $f0 -> $f"
+	dmesg | tail -n +"$d0" | grep -m1 "injected fault: resize_short" ||
+		rc=1
+	dmesg | tail -n +"$d0" |
+		grep -m1 "cannot resize the I/O tag set to 2 hardware queues, it kept 1" || {
+		echo "no log line for the attempt the tag set could not grow for"
+		rc=1
+	}
+	if dmesg | tail -n +"$d0" | grep -E -A3 "WARNING|BUG"; then
+		echo "a splat instead of a failed attempt"
+		rc=1
+	fi
+	((f == f0 + 1 && $(io_queues) == 2)) || rc=1
+	DEV=$(nvme_wait_ns "$CTRL" 60) || return 1
+	fio_verify grown --rw=randwrite --bs=16k --iodepth=8 || rc=1
+	return "$rc"
 }
 
 t_disconnect() {
@@ -435,6 +491,8 @@ ktap_run "Connect not sent: two resets fail, the third connects" \
 ktap_run "a drain timing out resets the QP, I/O verified" t_drain
 ktap_run "AEN post failure: recovery, the AEN armed again" t_aen
 ktap_run "no QP for I/O queue 2: connected with fewer queues" t_create_qp
+ktap_run "a tag set that cannot grow: the attempt fails, the next grows it" \
+	t_resize_short
 ktap_run "nvme disconnect" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check

@@ -45,6 +45,12 @@
 #   the read pool: the stop must wait out that handler before the cancel
 #   ends the read and the free takes the pool (before the fix, the handler
 #   woke to a freed pool and oopsed); the read returns what was written.
+# - qp-read: a read of the admin queue's qp_ack_timeout and qp_retry_count
+#   (sysfs, any user) while a reset's stop of the admin queue is held
+#   after its drain, stop_lock held: the read shows what the connection
+#   was given, at once; it must not wait for the stop (the values used to
+#   be asked of the device under stop_lock, on some devices a firmware
+#   command that a wedged device leaves a stop waiting on).
 # Each subtest checks the kernel log for what the window must show, so a
 # subtest that did not reach its window fails instead of passing.
 #
@@ -67,7 +73,7 @@ readonly NETDEV_C=xrdma-rig5
 readonly RXE_C=${RIG_PROVIDER}5
 readonly IP_C=198.18.1.1
 readonly PORT_C=15
-readonly RACES=${XRDMA_RACES:-n1,n2,n3,n4,n5,n8,ma,mb,mc,md}
+readonly RACES=${XRDMA_RACES:-n1,n2,n3,n4,n5,n8,ma,mb,mc,md,qp-read}
 readonly QID_MAX=$RIG_NVMET/subsystems/$RIG_NQN_RAM/attr_qid_max
 readonly BT_PORT=4425
 readonly BT_NQN=nqn.2026-11.io.xrdma:races
@@ -97,7 +103,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="ip rdma $BADTARGET"
-test_begin 14
+test_begin 15
 
 # race NAME: whether XRDMA_RACES asks for it; a subtest it leaves out skips.
 race() {
@@ -611,6 +617,70 @@ t_md() {
 	return "$rc"
 }
 
+# stops_held N: N queue stops reached the queue_stop delay point since
+# race_mark, and N - 1 of them were released.
+stops_held() {
+	(($(since_race | grep -c "delay point queue_stop: holding") == $1 &&
+		$(since_race | grep -c "delay point queue_stop: released") ==
+		$1 - 1))
+}
+
+# read_qp_attrs: the admin queue's QP attributes into QP_ATTRS, the time
+# the reads took into QP_MS (builtins only: no program to start).
+QP_ATTRS=
+QP_MS=0
+read_qp_attrs() {
+	local d=/sys/class/nvme/$1/xrdma a r t0
+	t0=$(now_ms)
+	read -r a <"$d/qp_ack_timeout" && read -r r <"$d/qp_retry_count" ||
+		return 1
+	QP_MS=$(($(now_ms) - t0))
+	QP_ATTRS="qp_ack_timeout $a, qp_retry_count $r"
+}
+
+# qp-read: a controller with one I/O queue; a reset whose queue stops are
+# each held 6 s after their drain (the I/O queue's, then the admin
+# queue's); while the admin queue's stop holds, its QP attributes read.
+t_qp_read() {
+	local c n live rc=0
+	race qp-read || return
+	connect_subsys "$TR" "$RIG_NQN_RAM" -i 1 || return 1
+	c=$CTRL
+	n=$(nvme_ctrl_attr "$c" queue_count)
+	read_qp_attrs "$c" || return 1
+	live=$QP_ATTRS
+	echo "live: $live"
+	race_mark qp-read
+	delay_set queue_stop $((6000 * SCALE)) || return 1
+	nvme reset "/dev/$c" >"$TEST_TMP/qp-read.reset" 2>&1 &
+	BG_PID=$!
+	if wait_for $((30 * SCALE)) stops_held "$n"; then
+		read_qp_attrs "$c" || rc=1
+		echo "while the admin queue's stop is held: $QP_ATTRS, read in $QP_MS ms"
+		((QP_MS < 2000 * SCALE)) || {
+			echo "the read waited for the queue stop"
+			rc=1
+		}
+		[[ $QP_ATTRS == "$live" ]] || {
+			echo "not what the connection was given"
+			rc=1
+		}
+	else
+		echo "the reset never held its admin queue's stop (stop $n of $n)"
+		rc=1
+	fi
+	delay_set queue_stop 0
+	wait "$BG_PID" || rc=1
+	BG_PID=
+	nvme_wait_state "$c" live $((60 * SCALE)) || rc=1
+	read_qp_attrs "$c" || rc=1
+	echo "live again: $QP_ATTRS"
+	race_clean || rc=1
+	nvme_disconnect "$c" $((30 * SCALE)) || rc=1
+	CTRL=
+	return "$rc"
+}
+
 t_leak() {
 	if ((PATH_B)); then
 		rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B" || return 1
@@ -631,6 +701,7 @@ ktap_run "m-b: an RDMA device removed while a queue stop is held" t_mb
 ktap_run "m-c: a response queued behind a held handler during a reset" t_mc
 ktap_run "m-d: a drain timing out while a read's response is in its handler" t_md 1
 ktap_run "m-d: the same on softirq CQs: a fence of an idle irq_poll" t_md 0
+ktap_run "QP attributes read while the admin queue's stop is held" t_qp_read
 ktap_run "RDMA resources and module refs back to baseline" t_leak
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
 ktap_finished

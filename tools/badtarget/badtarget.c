@@ -15,7 +15,8 @@
  * completion channel.
  *
  * Scenarios (one per run, --scenario; "good" behaves): see usage() and
- * selftests/xrdma/test_bad_target.sh for what the host must do with each.
+ * selftests/xrdma/test_bad_target.sh for what the host must do with each
+ * (test_bad_input.sh for maxcmd-0 and maxcmd-1, limits a connect meets).
  * Misbehaviour is one-shot unless said otherwise, so the host can recover
  * and reconnect to a target that behaves again.
  *
@@ -52,6 +53,8 @@ const char *const scenario_names[S_NR] = {
 	[S_READ_NO_DATA] = "read-no-data",
 	[S_SLOW_WRITE] = "slow-write",
 	[S_DROP_SETUPS] = "drop-setups",
+	[S_MAXCMD_0] = "maxcmd-0",
+	[S_MAXCMD_1] = "maxcmd-1",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -89,6 +92,8 @@ static const char *const scenario_help[S_NR] = {
 		"                  over a shutdown (CSTS.SHST 01 until then)",
 	[S_DROP_SETUPS] = "disconnect at the first Read of LBA 98760, then hold I/O queue 2's Connect on\n"
 		"                  the next 6 associations and disconnect each when that Read comes again",
+	[S_MAXCMD_0] = "Identify MAXCMD 0 (no limit given), CAP.MQES 127",
+	[S_MAXCMD_1] = "Identify MAXCMD 1: one command at a time per queue",
 };
 
 

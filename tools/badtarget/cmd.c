@@ -50,6 +50,12 @@ static void identify(struct queue *q, int i, struct ctrl *ct)
 		put16(d + 320, 10);	/* KAS: 1 s */
 		d[512] = 0x66;
 		d[513] = 0x44;
+		if (scenario == S_MAXCMD_0 || scenario == S_MAXCMD_1) {
+			/* every time; logged the first */
+			maxcmd = scenario == S_MAXCMD_1;
+			misbehave(scenario, maxcmd ? "Identify MAXCMD 1" :
+				  "Identify MAXCMD 0");
+		}
 		put16(d + 514, maxcmd);
 		put32(d + 516, 1);	/* NN */
 		put32(d + 536, 1 << 2);	/* SGLS: keyed data block */

@@ -302,7 +302,9 @@ static int xrdma_check_ctrl(struct xrdma_ctrl *ctrl)
  * The I/O queue depth: what was asked, within every limit.  The tag set
  * keeps the depth of the controller's creation, and its tags must fit in
  * every later association's rings: a target that now allows fewer is
- * refused until it allows enough again.
+ * refused until it allows enough again.  One that allows fewer commands
+ * than a tag set can work with is refused outright: MAXCMD 1 used to give
+ * queues of one entry, and on 6.1 MAXCMD 0 a 0's based size of 0xffff.
  */
 static int xrdma_clamp_queue_size(struct xrdma_ctrl *ctrl, bool new)
 {
@@ -320,11 +322,25 @@ static int xrdma_clamp_queue_size(struct xrdma_ctrl *ctrl, bool new)
 			 depth, XRDMA_MAX_QUEUE_SIZE);
 		depth = XRDMA_MAX_QUEUE_SIZE;
 	}
+	/* 0 sets no limit: how 6.12's core reads it, and 6.1's does not */
+	if (!nctrl->maxcmd) {
+		dev_warn(nctrl->device,
+			 "target reports MAXCMD 0, no limit: using queue depth %u\n",
+			 depth);
+		nctrl->maxcmd = depth;
+	}
 	if (depth > nctrl->maxcmd) {
 		dev_warn(nctrl->device,
 			 "queue depth %u exceeds MAXCMD, using %u\n",
 			 depth, nctrl->maxcmd);
 		depth = nctrl->maxcmd;
+	}
+	if (depth < XRDMA_MIN_QUEUE_DEPTH && nctrl->queue_count > 1) {
+		dev_err(nctrl->device,
+			"target allows a queue depth of %u (MAXCMD %u, CAP.MQES %llu): an I/O queue needs %u, not connecting with it\n",
+			depth, nctrl->maxcmd, NVME_CAP_MQES(nctrl->cap),
+			XRDMA_MIN_QUEUE_DEPTH);
+		return -EINVAL;
 	}
 	if (!new && nctrl->tagset && depth < ctrl->tag_set.queue_depth) {
 		dev_err(nctrl->device,
@@ -399,6 +415,30 @@ static bool xrdma_wait_drained(struct xrdma_ctrl *ctrl)
 }
 
 /*
+ * Resize the I/O tag set to the I/O queues.  blk-mq says nothing when it
+ * cannot allocate for more hardware queues: it keeps the old count, and a
+ * queue past it has no hctx to carry its Connect.  Such an attempt fails,
+ * as one short of memory; the next one tries again.
+ */
+static int xrdma_update_nr_hw_queues(struct xrdma_ctrl *ctrl)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	struct blk_mq_tag_set *set = nctrl->tagset;
+	u32 nr = nctrl->queue_count - 1;
+
+	/* fault/resize_short: the growth falls back as blk-mq's would */
+	if (nr <= set->nr_hw_queues ||
+	    !xrdma_fault(&ctrl->queues[1], XRDMA_FAULT_RESIZE_SHORT))
+		blk_mq_update_nr_hw_queues(set, nr);
+	if (set->nr_hw_queues == nr)
+		return 0;
+	dev_warn(nctrl->device,
+		 "cannot resize the I/O tag set to %u hardware queues, it kept %u (short of memory): retrying the connection\n",
+		 nr, set->nr_hw_queues);
+	return -ENOMEM;
+}
+
+/*
  * A reconnect may be granted another queue count than the tag set has:
  * drain the request queues, resize the tag set, start the new queues.
  * The resize reallocates the tag maps the end work walks, so it runs
@@ -437,8 +477,7 @@ static int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started)
 		ret = -ECONNRESET;
 	} else {
 		xrdma_delay(XRDMA_DELAY_RESIZE);
-		blk_mq_update_nr_hw_queues(nctrl->tagset,
-					   nctrl->queue_count - 1);
+		ret = xrdma_update_nr_hw_queues(ctrl);
 	}
 	mutex_unlock(&ctrl->tagset_lock);
 	nvme_unfreeze(nctrl);

@@ -23,6 +23,9 @@
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/io_setup_hold a controller
  *                                                          setup, before
  *                                                          its I/O queues
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/resize_short  a reconnect's
+ *                                                          growth of the
+ *                                                          I/O tag set
  *
  * Writing N to a file makes the next N such calls on the controller's I/O
  * queues fail as the provider would report it (-ENOMEM, no MR, no mapped
@@ -49,8 +52,11 @@
  * reconnect) whose admin queue is live waits, for 30 s at most, before
  * its I/O queues resolve their addresses: the window in which a test moves
  * the target's address to another RDMA device, so that one controller has
- * queues on two devices (xrdma_fault_io_setup_hold()).  Debian's
- * kernel has no CONFIG_FAULT_INJECTION: this is our own.
+ * queues on two devices (xrdma_fault_io_setup_hold()).  resize_short
+ * makes the next N reconnects that grow the I/O tag set leave it at its
+ * old count of hardware queues, as blk_mq_update_nr_hw_queues() does
+ * when it cannot allocate for more (it returns nothing, and falls back).
+ * Debian's kernel has no CONFIG_FAULT_INJECTION: this is our own.
  *
  * Cost when off: the hooks sit behind one static key, a no-op jump until
  * the first time any controller arms a fault (or from the load, with
@@ -85,6 +91,7 @@ static const char * const xrdma_fault_names[XRDMA_FAULT_NR] = {
 	[XRDMA_FAULT_CREATE_QP]		= "create_qp",
 	[XRDMA_FAULT_IO_SETUP_HOLD]	= "io_setup_hold",
 	[XRDMA_FAULT_DMA_MAP_LAST]	= "dma_map_last",
+	[XRDMA_FAULT_RESIZE_SHORT]	= "resize_short",
 };
 
 #define XRDMA_FAULT_RS \

@@ -28,9 +28,36 @@
 #include "xrdma.h"
 
 static unsigned int read_pool;
-module_param(read_pool, uint, 0644);
+
+/*
+ * Refuse a slot size out of range when it is written, not at the next
+ * connect: 4294967295 rounded up to a page wrapped to 0, and the pool
+ * silently got 4 KiB slots.
+ */
+static int xrdma_read_pool_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int slot;
+	int ret;
+
+	ret = kstrtouint(val, 0, &slot);
+	if (ret)
+		return ret;
+	if (slot && (slot < SZ_4K || slot > SZ_64K)) {
+		pr_warn("read_pool=%u refused: 0 (off), or 4096 to 65536 bytes\n",
+			slot);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, slot);
+	return 0;
+}
+
+static const struct kernel_param_ops xrdma_read_pool_ops = {
+	.set	= xrdma_read_pool_set,
+	.get	= param_get_uint,
+};
+module_param_cb(read_pool, &xrdma_read_pool_ops, &read_pool, 0644);
 MODULE_PARM_DESC(read_pool,
-		 "bytes of read pool per tag of an I/O queue: reads up to this size use it instead of a memory registration (0: off, else 4096 to 65536, in 4 KiB steps; read at connect)");
+		 "bytes of read pool per tag of an I/O queue: reads up to this size use it instead of a memory registration (0: off, else 4096 to 65536, rounded up to 4 KiB steps; read at connect)");
 
 /*
  * Tags that get a slot: the slot of @tag starts @tag * slot bytes into
@@ -110,6 +137,7 @@ void xrdma_pool_alloc(struct xrdma_queue *queue)
 	queue->pool_cqe.done = xrdma_pool_reg_done;
 	if (!queue->qid || !slot)
 		return;
+	/* the setter keeps it in 4 KiB .. 64 KiB: no wrap */
 	slot = clamp_t(u32, round_up(slot, PAGE_SIZE), PAGE_SIZE, SZ_64K);
 	tags = xrdma_pool_slots(queue, slot);
 	npages = tags * (slot >> PAGE_SHIFT);

@@ -598,6 +598,7 @@ static int xrdma_queue_establish(struct xrdma_queue *queue)
 	if (ret)
 		goto out_disconnect;
 
+	xrdma_sysfs_note_qp(queue);
 	ret = xrdma_queue_publish(queue);
 	if (ret)
 		goto out_drain;

@@ -78,43 +78,68 @@ static ssize_t xrdma_rdma_port_show(struct device *dev,
 	return xrdma_queue_attr_show(dev, buf, 0, "0", xrdma_show_port);
 }
 
-/* What the provider says the admin queue's QP has: ACK timeout, retries. */
-static ssize_t xrdma_show_qp_attr(struct xrdma_queue *queue, char *buf,
-				  int mask)
+/**
+ * xrdma_sysfs_note_qp() - keep what the device made of a new connection
+ * @queue: a queue whose connection was just established, not published
+ *
+ * The admin queue's QP got its ACK timeout (rdma_cm's choice, or the
+ * module's ack_timeout) and its retry count when it was established: ask
+ * the device once, now, and let qp_ack_timeout and qp_retry_count show
+ * the copy.  Asked at each read, the query ran under the queue's
+ * stop_lock, and on some devices it is a firmware command: any user could
+ * then issue those at will, and a queue stop would wait for one a wedged
+ * device does not answer.  A device that cannot tell leaves 0.
+ */
+void xrdma_sysfs_note_qp(struct xrdma_queue *queue)
 {
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr attr;
 	int ret;
 
-	ret = ib_query_qp(queue->qp, &attr, mask, &init);
-	if (ret)
-		return ret;
-	return sysfs_emit(buf, "%u\n", mask == IB_QP_TIMEOUT ?
-			  attr.timeout : attr.retry_cnt);
+	WRITE_ONCE(queue->qp_timeout, 0);
+	WRITE_ONCE(queue->qp_retry_cnt, 0);
+	if (queue->qid)
+		return;
+	ret = ib_query_qp(queue->qp, &attr, IB_QP_TIMEOUT | IB_QP_RETRY_CNT,
+			  &init);
+	if (ret) {
+		xrdma_qdbg(queue, "cannot query the QP's ACK timeout: %d\n",
+			   ret);
+		return;
+	}
+	WRITE_ONCE(queue->qp_timeout, attr.timeout);
+	WRITE_ONCE(queue->qp_retry_cnt, attr.retry_cnt);
 }
 
-static ssize_t xrdma_show_ack_timeout(struct xrdma_queue *queue, char *buf)
+/*
+ * What xrdma_sysfs_note_qp() kept, 0 while the admin queue is not
+ * allocated.  No stop_lock: a read may show the values of a connection
+ * that is going away, as any read may be stale a moment later.
+ */
+static ssize_t xrdma_show_qp_attr(struct device *dev, char *buf,
+				  bool timeout)
 {
-	return xrdma_show_qp_attr(queue, buf, IB_QP_TIMEOUT);
+	struct xrdma_queue *queue = &xrdma_dev_to_ctrl(dev)->queues[0];
+	u8 val = 0;
+
+	if (test_bit(XRDMA_Q_ALLOCATED, &queue->flags))
+		val = timeout ? READ_ONCE(queue->qp_timeout) :
+				READ_ONCE(queue->qp_retry_cnt);
+	return sysfs_emit(buf, "%u\n", val);
 }
 
 static ssize_t xrdma_qp_ack_timeout_show(struct device *dev,
 					 struct device_attribute *attr,
 					 char *buf)
 {
-	return xrdma_queue_attr_show(dev, buf, 0, "0", xrdma_show_ack_timeout);
-}
-
-static ssize_t xrdma_show_retry_count(struct xrdma_queue *queue, char *buf)
-{
-	return xrdma_show_qp_attr(queue, buf, IB_QP_RETRY_CNT);
+	return xrdma_show_qp_attr(dev, buf, true);
 }
 
 static ssize_t xrdma_qp_retry_count_show(struct device *dev,
 					 struct device_attribute *attr,
 					 char *buf)
 {
-	return xrdma_queue_attr_show(dev, buf, 0, "0", xrdma_show_retry_count);
+	return xrdma_show_qp_attr(dev, buf, false);
 }
 
 static ssize_t xrdma_show_inline_size(struct xrdma_queue *queue, char *buf)

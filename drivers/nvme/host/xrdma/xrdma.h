@@ -43,6 +43,8 @@
 #define XRDMA_MAX_FR_PAGES	256	/* 1 MiB per I/O with 4 KiB pages */
 #define XRDMA_MAX_INLINE_SGE	16	/* in-capsule data segments */
 #define XRDMA_INLINE_SG_CNT	2	/* scatterlist entries in the PDU */
+/* the I/O tag set has sqsize tags on 6.12, one kept for Connect: 2 + 1 */
+#define XRDMA_MIN_QUEUE_DEPTH	3
 /* the kernel's: 256 on 6.12, 128 on 6.1 (as its nvmet-rdma offers) */
 #define XRDMA_MAX_QUEUE_SIZE	NVME_RDMA_MAX_QUEUE_SIZE
 
@@ -81,6 +83,7 @@ enum xrdma_fault {
 	XRDMA_FAULT_CREATE_QP,
 	XRDMA_FAULT_IO_SETUP_HOLD,
 	XRDMA_FAULT_DMA_MAP_LAST,
+	XRDMA_FAULT_RESIZE_SHORT,
 	XRDMA_FAULT_NR
 };
 
@@ -155,6 +158,10 @@ enum xrdma_queue_flags {
  * @cm_error: result of the awaited CM step
  * @cm_why: what ended the awaited CM step if it failed, for the log
  * @crqsize: receive queue size the target announced in its CM reply
+ * @qp_timeout: the local ACK timeout exponent of the admin queue's QP, as
+ *	the device reported it once the connection was established; sysfs
+ *	shows this copy (xrdma_sysfs_note_qp())
+ * @qp_retry_cnt: the transport retry count of that QP, the same way
  * @drain_cqe: completion of the drain marker
  * @drain_done: completes when the drain marker was reaped
  * @stop_lock: serialises stop and free against sysfs readers; a drain
@@ -216,6 +223,8 @@ struct xrdma_queue {
 	int			cm_error;
 	char			cm_why[128];
 	u16			crqsize;
+	u8			qp_timeout;
+	u8			qp_retry_cnt;
 	struct ib_cqe		drain_cqe;
 	struct completion	drain_done;
 	struct mutex		stop_lock;	/* see kernel-doc */
@@ -611,6 +620,7 @@ void xrdma_ctrls_exit(void);
 
 /* sysfs.c */
 extern const struct attribute_group *xrdma_dev_attr_groups[];
+void xrdma_sysfs_note_qp(struct xrdma_queue *queue);
 
 /* debugfs.c */
 void xrdma_debugfs_init(void);
