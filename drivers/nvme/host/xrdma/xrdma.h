@@ -567,6 +567,24 @@ static inline bool xrdma_pool_fits(struct xrdma_queue *queue,
 	       blk_rq_payload_bytes(rq) <= queue->pool_slot;
 }
 
+/*
+ * A connection of this setup was lost, or one of its commands timed out:
+ * either way the end work stops the queues, and the attempt must end, not
+ * go LIVE with them.
+ */
+static inline bool xrdma_setup_failed(struct xrdma_ctrl *ctrl)
+{
+	return READ_ONCE(ctrl->setup_aborted) ||
+	       READ_ONCE(ctrl->setup_timed_out);
+}
+
+/* ctrl.c, for the resize */
+int xrdma_start_io_queues(struct xrdma_ctrl *ctrl, int first, int end);
+void xrdma_unquiesce_io_queues(struct nvme_ctrl *nctrl);
+
+/* resize.c */
+int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started);
+
 /* connect.c */
 extern struct workqueue_struct *xrdma_connect_wq;
 int xrdma_alloc_io_queues(struct xrdma_ctrl *ctrl);
