@@ -16,8 +16,9 @@
  *
  * Scenarios (one per run, --scenario; "good" behaves): see usage() and
  * selftests/xrdma/test_bad_target.sh for what the host must do with each.
- * Misbehaviour is one-shot unless said otherwise, so the host can recover
- * and reconnect to a target that behaves again.
+ * Misbehaviour is one-shot unless said otherwise (no-inv is for the whole
+ * run), so the host can recover and reconnect to a target that behaves
+ * again.
  *
  * SIGTERM or SIGINT stops it: every connection is torn down, exit 0.
  */
@@ -52,6 +53,7 @@ const char *const scenario_names[S_NR] = {
 	[S_READ_NO_DATA] = "read-no-data",
 	[S_SLOW_WRITE] = "slow-write",
 	[S_DROP_SETUPS] = "drop-setups",
+	[S_NO_INV] = "no-inv",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -89,6 +91,8 @@ static const char *const scenario_help[S_NR] = {
 		"                  over a shutdown (CSTS.SHST 01 until then)",
 	[S_DROP_SETUPS] = "disconnect at the first Read of LBA 98760, then hold I/O queue 2's Connect on\n"
 		"                  the next 6 associations and disconnect each when that Read comes again",
+	[S_NO_INV] = "never invalidate the host's rkey: every response a plain SEND, as from a target\n"
+		"                  that does not invalidate remotely (SPDK's on a software device, for one)",
 };
 
 
