@@ -272,6 +272,9 @@ static void xrdma_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 						 struct xrdma_queue, drain_cqe);
 
 	complete(&queue->drain_done);
+	/* the drain may return now: what this poller reaps next comes after */
+	if (atomic_dec_and_test(&queue->drain_left))
+		xrdma_delay(XRDMA_DELAY_DRAIN_DONE);
 }
 
 /*
@@ -317,6 +320,7 @@ static bool xrdma_queue_drain(struct xrdma_queue *queue)
 
 	queue->drain_cqe.done = xrdma_drain_done;
 	init_completion(&queue->drain_done);
+	atomic_set(&queue->drain_left, 2);
 
 	ret = ib_modify_qp(queue->qp, &attr, IB_QP_STATE);
 	if (ret) {
@@ -325,8 +329,12 @@ static bool xrdma_queue_drain(struct xrdma_queue *queue)
 	}
 	if (!ib_post_send(queue->qp, &swr.wr, NULL))
 		expect++;
+	else
+		atomic_dec(&queue->drain_left);
 	if (!ib_post_recv(queue->qp, &rwr, NULL))
 		expect++;
+	else
+		atomic_dec(&queue->drain_left);
 	if (xrdma_fault(queue, XRDMA_FAULT_DRAIN))
 		deadline = jiffies;
 

@@ -154,8 +154,10 @@ enum xrdma_queue_flags {
  * @cm_error: result of the awaited CM step
  * @cm_why: what ended the awaited CM step if it failed, for the log
  * @crqsize: receive queue size the target announced in its CM reply
- * @drain_cqe: completion of the drain marker
- * @drain_done: completes when the drain marker was reaped
+ * @drain_cqe: completion of the drain markers
+ * @drain_done: completes each time a drain marker was reaped
+ * @drain_left: drain markers posted and not reaped yet (delay point
+ *	drain_done holds the poller that reaped the last one)
  * @stop_lock: serialises stop and free against sysfs readers; a drain
  *	may hold it for seconds
  * @on_ibdev: the RDMA device of the connection while the queue is
@@ -217,6 +219,7 @@ struct xrdma_queue {
 	u16			crqsize;
 	struct ib_cqe		drain_cqe;
 	struct completion	drain_done;
+	atomic_t		drain_left;
 	struct mutex		stop_lock;	/* see kernel-doc */
 	struct ib_device	*on_ibdev;
 	u32			on_port;
@@ -643,6 +646,7 @@ enum xrdma_delay_point {
 	XRDMA_DELAY_QUEUE_RQ,
 	XRDMA_DELAY_REMOVE_ONE,
 	XRDMA_DELAY_RESIZE,
+	XRDMA_DELAY_DRAIN_DONE,
 	XRDMA_DELAY_NR
 };
 
