@@ -634,6 +634,7 @@ int xrdma_fault_post_send(struct xrdma_queue *queue, struct ib_send_wr *head,
 			  const struct ib_send_wr **bad);
 void xrdma_fault_add(struct xrdma_ctrl *ctrl, struct dentry *parent);
 void xrdma_fault_io_setup_hold(struct xrdma_ctrl *ctrl);
+bool __xrdma_want_remote_inv(void);
 
 /* Named points where a test widens a race window (delay.c). */
 enum xrdma_delay_point {
@@ -668,6 +669,17 @@ static inline bool xrdma_fault(struct xrdma_queue *queue,
 {
 	return static_branch_unlikely(&xrdma_fault_key) &&
 	       __xrdma_fault(queue, fault);
+}
+
+/*
+ * Whether a command asks the target to invalidate its MR (the keyed SGL
+ * descriptor's Invalidate Key bit): always, but with the test hook
+ * no_remote_inv set (fault.c).
+ */
+static inline bool xrdma_want_remote_inv(void)
+{
+	return !static_branch_unlikely(&xrdma_fault_key) ||
+	       __xrdma_want_remote_inv();
 }
 
 #endif /* _XRDMA_H */
