@@ -26,6 +26,11 @@
 # any failing subtest (crash, timeout, bail out, plan not met) adds one
 # failure; so does a rig teardown that leaves something behind.
 #
+# XRDMA_NO_REMOTE_INV=1 runs the tests with nvme-xrdma's test hook
+# no_remote_inv set: the commands ask for no remote invalidation, so that
+# nvmet-rdma answers as a target that never invalidates remotely would,
+# and every FRWR command ends with the host's own LOCAL_INV.
+#
 # The rig (lib/rig.sh) is brought up by the first test that needs it and
 # stays up (XRDMA_RIG_PERSIST=1) until all tests ran; then it is torn down
 # and must leave nothing behind. Exit status: 0 if nothing failed, else 1.
@@ -83,9 +88,13 @@ fi
 # its fault and delay hooks on: arming one then patches no code under
 # traffic, which under multi-threaded TCG can leave a stale int3 behind
 # ("Oops: int3" at a hook). Not on a real machine's /etc.
+# So does no_remote_inv with XRDMA_NO_REMOTE_INV=1: as an option, it
+# holds across the reloads of a test.
+readonly NO_REMOTE_INV=${XRDMA_NO_REMOTE_INV:-0}
 if [[ $(findmnt -n -o FSTYPE /etc 2>/dev/null) == overlay ]] &&
 	[[ ! -e /sys/module/nvme_xrdma ]]; then
-	echo "options nvme_xrdma test_hooks=1" >/etc/modprobe.d/xrdma-selftests.conf
+	echo "options nvme_xrdma test_hooks=1 no_remote_inv=$NO_REMOTE_INV" \
+		>/etc/modprobe.d/xrdma-selftests.conf
 fi
 
 # The time limit of test $1: "timeout=N" from the settings file of its
@@ -141,6 +150,8 @@ if ko=$(modinfo -n nvme-xrdma 2>/dev/null); then
 else
 	ktap_print_msg "nvme-xrdma: not installed"
 fi
+((NO_REMOTE_INV)) &&
+	ktap_print_msg "no_remote_inv=1: commands ask for no remote invalidation"
 ktap_set_plan "${#tests[@]}"
 
 # A lockdep kernel (make check-debug) must start with lockdep on. A report

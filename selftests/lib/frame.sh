@@ -40,6 +40,10 @@
 #                     $XRDMA_BADTARGET overrides
 #   badtarget_listening LOG  the badtarget started with its output in LOG
 #                     listens within 10 s (times XRDMA_TIMEOUT_SCALE)
+#   no_remote_inv     nvme-xrdma's commands ask for no remote
+#                     invalidation (its test hook no_remote_inv is set,
+#                     XRDMA_NO_REMOTE_INV=1 in run_selftests.sh): nvmet-rdma
+#                     answers with a plain SEND, the host invalidates
 
 FRAME_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # shellcheck source=ktap.sh
@@ -61,6 +65,11 @@ BADTARGET=${XRDMA_BADTARGET:-$BADTARGET}
 # debug kernel.
 badtarget_listening() {
 	wait_for $((10 * ${XRDMA_TIMEOUT_SCALE:-1})) grep -q "listening on" "$1"
+}
+
+no_remote_inv() {
+	[[ $(cat /sys/module/nvme_xrdma/parameters/no_remote_inv \
+		2>/dev/null) == Y ]]
 }
 
 TEST_CMDS=${TEST_CMDS:-}

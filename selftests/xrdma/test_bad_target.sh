@@ -96,6 +96,10 @@
 #   drop-setups     a Read answered by a disconnect, then six setups that
 #                   let it through and fail: it is taken back without
 #                   spending a retry each time, and succeeds (issue 28 §2)
+#   no-inv          no response invalidates the host's rkey, as from a
+#                   target that never invalidates remotely: every FRWR
+#                   command ends with the host's own LOCAL_INV, I/O
+#                   verified, no failed work request, no recovery
 #
 # After each scenario: the bad controller is deleted, the target exits 0
 # on SIGTERM, and the kernel log of the scenario has no WARN/BUG/oops.
@@ -128,7 +132,7 @@ BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz
 	idle-dreq cross-queue-write read-from-read write-to-write
 	timeout-storm replay-old-cid setup-timeout read-no-data slow-write
-	drop-setups"
+	drop-setups no-inv"
 # shellcheck disable=SC2206 # a word list
 SCENARIOS=(${XRDMA_BAD_SCENARIOS:-$BT_DEFAULT})
 
@@ -520,6 +524,24 @@ sc_dreq_mid_io() {
 	dd if="$BT_DEV" of="$back" bs=1M count=4 skip=8 iflag=direct \
 		status=none || return 1
 	cmp "$pat" "$back"
+}
+
+# Every command with FRWR data (all of them but those without data: the
+# target takes no in-capsule data) ends with our LOCAL_INV.
+sc_no_inv() {
+	local frwr local_inv remote_inv
+	bt_connect_live || return 1
+	bt_verify || return 1
+	frwr=$(bt_stat frwr)
+	local_inv=$(bt_stat local_inv)
+	remote_inv=$(bt_stat remote_inv)
+	echo "frwr $frwr, local_inv $local_inv, remote_inv $remote_inv," \
+		"wr_errors $(bt_stat wr_errors), recoveries $(bt_counter recoveries)"
+	((frwr > 0 && local_inv == frwr && remote_inv == 0)) || {
+		echo "the FRWR commands did not end with our own invalidations"
+		return 1
+	}
+	(($(bt_stat wr_errors) == 0 && $(bt_counter recoveries) == 0))
 }
 
 MQES_REFUSED='now allows a queue depth|MQES|MAXCMD'

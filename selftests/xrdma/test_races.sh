@@ -51,6 +51,18 @@
 #   was given, at once; it must not wait for the stop (the values used to
 #   be asked of the device under stop_lock, on some devices a firmware
 #   command that a wedged device leaves a stop waiting on).
+# - a LOCAL_INV posted during a deletion's drain: against a target that
+#   never invalidates remotely (tools/badtarget no-inv), two reads
+#   answered, the handler of the first (through the read pool) held at
+#   rsp_copy, the second's (FRWR) queued behind it, the target then
+#   stopped; the deletion finds it silent and stops the queues during the
+#   hold, so the second read's handler runs inside the drain and posts
+#   its LOCAL_INV on the flushed QP.  The poller is held once it reaped
+#   the drain's last marker (delay point drain_done) while the deletion
+#   frees the tag set and then the queue: the LOCAL_INV's flush must be
+#   handled before the drain returns, not by that poller afterwards,
+#   through the freed request (before the fix: a NULL call in
+#   __ib_process_cq(), init_on_free having zeroed the request's pages).
 # Each subtest checks the kernel log for what the window must show, so a
 # subtest that did not reach its window fails instead of passing.
 #
@@ -73,7 +85,7 @@ readonly NETDEV_C=xrdma-rig5
 readonly RXE_C=${RIG_PROVIDER}5
 readonly IP_C=198.18.1.1
 readonly PORT_C=15
-readonly RACES=${XRDMA_RACES:-n1,n2,n3,n4,n5,n8,ma,mb,mc,md,qp-read}
+readonly RACES=${XRDMA_RACES:-n1,n2,n3,n4,n5,n8,ma,mb,mc,md,qp-read,linv}
 readonly QID_MAX=$RIG_NVMET/subsystems/$RIG_NQN_RAM/attr_qid_max
 readonly BT_PORT=4425
 readonly BT_NQN=nqn.2026-11.io.xrdma:races
@@ -103,7 +115,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="ip rdma $BADTARGET"
-test_begin 15
+test_begin 16
 
 # race NAME: whether XRDMA_RACES asks for it; a subtest it leaves out skips.
 race() {
@@ -499,14 +511,16 @@ t_mb() {
 	return "$rc"
 }
 
-# connect_pooled: a controller on the RAM subsystem, one I/O queue, its
-# reads through the read pool and its CQs on a workqueue (handlers that
-# may sleep at a delay point); then the module's defaults again.
+# connect_pooled [WQ [NQN [OPTS...]]]: a controller on NQN (the RAM
+# subsystem), one I/O queue, its reads through the read pool and its CQs
+# on a workqueue (WQ 1, the default: handlers that may sleep at a delay
+# point; 0 softirq); then the module's defaults again.
 connect_pooled() {
 	local mp=/sys/module/nvme_xrdma/parameters rc=0
+	local nqn=${2:-$RIG_NQN_RAM}
 	echo 4096 >"$mp/read_pool" && echo "${1:-1}" >"$mp/cq_workqueue" ||
 		rc=1
-	((rc)) || connect_subsys "$TR" "$RIG_NQN_RAM" -i 1 || rc=1
+	((rc)) || connect_subsys "$TR" "$nqn" -i 1 "${@:3}" || rc=1
 	echo 0 >"$mp/read_pool"
 	echo -1 >"$mp/cq_workqueue"
 	return "$rc"
@@ -678,6 +692,76 @@ t_qp_read() {
 	race_clean || rc=1
 	nvme_disconnect "$c" $((30 * SCALE)) || rc=1
 	CTRL=
+
+# The LOCAL_INV race: the window of the first hold (rsp_copy, 4 s) must
+# take in the deletion's wait for a stale command and an unanswered Keep
+# Alive (1.25 s) and end within the drain's 5 s; the second (drain_done,
+# 5 s) the deletion's path from the drain to the free of the tag set.
+t_linv() {
+	local log=$TEST_TMP/bt.linv.log c dev a b del ra=ok rb=ok rc=0
+	local held=$((5000 * SCALE))
+	race linv || return
+	((held <= 30000)) || held=30000
+	"$BADTARGET" --port "$BT_PORT" --nqn "$BT_NQN" --scenario no-inv -v \
+		>"$log" 2>&1 &
+	BT_PID=$!
+	badtarget_listening "$log" || return 1
+	NVME_TRSVCID=$BT_PORT connect_pooled 1 "$BT_NQN" -k 15 || return 1
+	c=$CTRL
+	dev=$(nvme_wait_ns "$c") || return 1
+	# the partition scan's reads are through before the holds are set
+	sleep 1
+	race_mark linv
+	delay_set drain_done "$held" || return 1
+	delay_set rsp_copy 4000 || return 1
+	dd if="$dev" of=/dev/null bs=4k count=1 iflag=direct status=none &
+	a=$!
+	wait_for 10 logged "delay point rsp_copy: holding" || {
+		echo "the pool read's response never reached rsp_copy"
+		rc=1
+	}
+	delay_set rsp_copy 0
+	# 8 KiB, more than a pool slot: FRWR, answered without invalidation
+	dd if="$dev" of=/dev/null bs=8k count=1 skip=1 iflag=direct \
+		status=none &
+	b=$!
+	wait_for 5 grep -q "queue 1: cmd 0x2 .* len 8192" "$log" || {
+		echo "the target never got the FRWR read"
+		rc=1
+	}
+	# its response is on the wire: the target falls silent after it
+	sleep 0.2
+	kill -STOP "$BT_PID"
+	echo 1 >"/sys/class/nvme/$c/delete_controller" &
+	del=$!
+	wait_for $((60 * SCALE)) nvme_ctrl_gone "$c" || {
+		echo "$c still there"
+		rc=1
+	}
+	CTRL=
+	wait "$del" || rc=1
+	wait "$a" || ra=failed
+	wait "$b" || rb=failed
+	echo "pool read $ra, FRWR read $rb"
+	kill -CONT "$BT_PID"
+	kill -TERM "$BT_PID"
+	wait "$BT_PID"
+	BT_PID=
+	delay_set drain_done 0
+	since_race | grep -E "delay point|ending them|drain timed out" |
+		sed 's/^/  /'
+	# the stop's drain began inside the first hold, the poller was held
+	# after it, and the drain did not time out
+	since_race | awk '/delay point rsp_copy: holding/ { h = 1 }
+		h && /ending them/ { e = 1 }
+		e && /delay point rsp_copy: released/ { r = 1 }
+		r && /delay point drain_done: holding/ { ok = 1 }
+		/QP drain timed out/ { ok = 0; exit }
+		END { exit !ok }' || {
+		echo "the deletion did not stop the queue while the handler was held"
+		rc=1
+	}
+	race_clean || rc=1
 	return "$rc"
 }
 
@@ -702,6 +786,7 @@ ktap_run "m-c: a response queued behind a held handler during a reset" t_mc
 ktap_run "m-d: a drain timing out while a read's response is in its handler" t_md 1
 ktap_run "m-d: the same on softirq CQs: a fence of an idle irq_poll" t_md 0
 ktap_run "QP attributes read while the admin queue's stop is held" t_qp_read
+ktap_run "a LOCAL_INV posted during a deletion's drain, the tag set freed before the CQ" t_linv
 ktap_run "RDMA resources and module refs back to baseline" t_leak
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
 ktap_finished

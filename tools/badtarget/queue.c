@@ -246,7 +246,8 @@ void complete(struct queue *q, int i, uint16_t status,
 	uint16_t cid = get16(c->sqe + 2);
 	uint8_t op = c->sqe[0];
 	bool io_read = q->qid && op == OP_READ;
-	uint32_t inv = c->inv && c->len ? c->rkey : 0;
+	/* no-inv: the host asked for it, it gets a plain SEND all the same */
+	uint32_t inv = c->inv && c->len && scenario != S_NO_INV ? c->rkey : 0;
 	uint32_t rsplen = CQE_SIZE;
 
 	if (scenario == S_SILENT) {

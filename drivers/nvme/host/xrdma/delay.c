@@ -23,11 +23,14 @@
  *                of it and before rdma_cm's removal runs
  * resize         a reconnect's resize of the I/O tag set, tagset_lock
  *                held, before blk_mq_update_nr_hw_queues()
+ * drain_done     a CQ's poller that just reaped the last marker of its
+ *                queue's drain, before it reaps what comes after in the
+ *                CQ (the stop goes on without it)
  *
  * Each point holds for its value every time it is passed, and logs it
  * before and after:
- * it sleeps where it may, and busy-waits where it may not (rsp_copy in a
- * softirq or a direct poll, queue_rq always: preemptible() does not see
+ * it sleeps where it may, and busy-waits where it may not (rsp_copy and
+ * drain_done in a softirq or a direct poll, queue_rq always: preemptible() does not see
  * a preemptible RCU read lock), for XRDMA_DELAY_ATOMIC_MAX_MS at most.
  * The values are module-wide, not per controller.  Cost when off: one
  * static key, a no-op jump until a point is first set, as for fault.c.
@@ -57,6 +60,7 @@ static const char * const xrdma_delay_names[XRDMA_DELAY_NR] = {
 	[XRDMA_DELAY_QUEUE_RQ]		= "queue_rq",
 	[XRDMA_DELAY_REMOVE_ONE]	= "remove_one",
 	[XRDMA_DELAY_RESIZE]		= "resize",
+	[XRDMA_DELAY_DRAIN_DONE]	= "drain_done",
 };
 
 /* Points passed in a read-side critical section, which must not sleep */

@@ -58,21 +58,66 @@
  * when it cannot allocate for more (it returns nothing, and falls back).
  * Debian's kernel has no CONFIG_FAULT_INJECTION: this is our own.
  *
+ * One hook is module-wide, a module parameter, so that it survives the
+ * module's reloads in a test run:
+ *
+ *   /sys/module/nvme_xrdma/parameters/no_remote_inv
+ *
+ * Set, the commands sent from then on ask for no remote invalidation:
+ * nvmet-rdma, which otherwise always invalidates, answers them with a
+ * plain SEND, and each FRWR command ends with our own LOCAL_INV, as
+ * against a target that never invalidates remotely.
+ *
  * Cost when off: the hooks sit behind one static key, a no-op jump until
- * the first time any controller arms a fault (or from the load, with
- * test_hooks=1: debugfs.c); it then stays on until the module is
- * unloaded, and an unarmed hook costs an atomic read.
+ * the first time any controller arms a fault or no_remote_inv is set (or
+ * from the load, with test_hooks=1: debugfs.c); it then stays on until
+ * the module is unloaded, and an unarmed hook costs an atomic read.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/jump_label.h>
+#include <linux/moduleparam.h>
 #include <linux/ratelimit.h>
 
 #include "xrdma.h"
 
 DEFINE_STATIC_KEY_FALSE(xrdma_fault_key);
+
+static bool xrdma_no_remote_inv;
+
+/**
+ * __xrdma_want_remote_inv() - whether commands ask for remote invalidation
+ *	(the slow path of xrdma_want_remote_inv())
+ *
+ * Only called once a fault hook was used (xrdma_fault_key).
+ *
+ * Return: false while no_remote_inv is set.
+ */
+bool __xrdma_want_remote_inv(void)
+{
+	return !READ_ONCE(xrdma_no_remote_inv);
+}
+
+static int xrdma_no_remote_inv_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	int ret = param_set_bool(val, kp);
+
+	if (!ret && READ_ONCE(xrdma_no_remote_inv))
+		static_branch_enable(&xrdma_fault_key);
+	return ret;
+}
+
+static const struct kernel_param_ops xrdma_no_remote_inv_ops = {
+	.set	= xrdma_no_remote_inv_set,
+	.get	= param_get_bool,
+};
+module_param_cb(no_remote_inv, &xrdma_no_remote_inv_ops,
+		&xrdma_no_remote_inv, 0644);
+MODULE_PARM_DESC(no_remote_inv,
+		 "test rigs: ask the target for no remote invalidation, so that every FRWR command ends with our own LOCAL_INV, as against a target that never invalidates remotely (default off; read per command)");
 
 /* Most a single write may arm: enough for any test, bounded for atomic_t. */
 #define XRDMA_FAULT_MAX		1000000

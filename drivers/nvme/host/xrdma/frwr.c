@@ -29,7 +29,8 @@
  * @rq: its block request
  *
  * Takes an MR from the pool, maps the pages into it, builds the REG_MR
- * (not linked) and the keyed SGL asking the target to invalidate.
+ * (not linked) and the keyed SGL asking the target to invalidate (but
+ * with the test hook no_remote_inv set).
  *
  * Return: 0, -EAGAIN if the pool is empty, or the ib_map_mr_sg() error.
  */
@@ -65,7 +66,9 @@ int xrdma_frwr_map(struct xrdma_queue *queue, struct xrdma_request *req,
 	sg->addr = cpu_to_le64(req->mr->iova);
 	put_unaligned_le24(req->mr->length, sg->length);
 	put_unaligned_le32(req->mr->rkey, sg->key);
-	sg->type = (NVME_KEY_SGL_FMT_DATA_DESC << 4) | NVME_SGL_FMT_INVALIDATE;
+	sg->type = NVME_KEY_SGL_FMT_DATA_DESC << 4;
+	if (xrdma_want_remote_inv())
+		sg->type |= NVME_SGL_FMT_INVALIDATE;
 	req->kind = XRDMA_DATA_FRWR;
 	return 0;
 }

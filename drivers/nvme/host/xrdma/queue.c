@@ -247,6 +247,7 @@ static int xrdma_queue_create_qp(struct xrdma_queue *queue)
 	attr.send_cq = queue->cq;
 	attr.recv_cq = queue->cq;
 	attr.cap.max_send_wr = XRDMA_SEND_WR_PER_CMD * queue->size + 2;
+	/* the ring, and one drain marker: the second goes once the first did */
 	attr.cap.max_recv_wr = queue->size + 1;
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_send_sge = 1 + queue->inline_sge;
@@ -272,6 +273,9 @@ static void xrdma_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 						 struct xrdma_queue, drain_cqe);
 
 	complete(&queue->drain_done);
+	/* the drain may return now: what this poller reaps next comes after */
+	if (atomic_dec_and_test(&queue->drain_left))
+		xrdma_delay(XRDMA_DELAY_DRAIN_DONE);
 }
 
 /*
@@ -293,17 +297,12 @@ static void xrdma_queue_reset_qp(struct xrdma_queue *queue)
 		xrdma_qerr(queue, "QP reset: none of its work requests runs any more\n");
 }
 
-/*
- * Flush every posted WR, with a bound.  The QP is moved to the error state
- * and a marker is posted on each side; once both markers come back, no
- * completion for this queue can be pending in the CQ, nor any handler
- * running (the CQ is polled in order).  If that fails, the QP is reset,
- * and false returned: a handler may still be running (lifecycle review
- * m-d), which the caller fences with xrdma_queue_fence_cq().
- */
-static bool xrdma_queue_drain(struct xrdma_queue *queue)
+/* A drain's markers: the receive side's, then one on each side. */
+#define XRDMA_DRAIN_MARKERS	3
+
+/* Post a drain marker on the send side (@send) or the receive side. */
+static int xrdma_drain_post(struct xrdma_queue *queue, bool send)
 {
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_rdma_wr swr = {
 		.wr = {
 			.wr_cqe = &queue->drain_cqe,
@@ -312,31 +311,27 @@ static bool xrdma_queue_drain(struct xrdma_queue *queue)
 		},
 	};
 	struct ib_recv_wr rwr = { .wr_cqe = &queue->drain_cqe };
-	unsigned long deadline = jiffies + msecs_to_jiffies(XRDMA_DRAIN_MS);
-	int expect = 0, ret;
+	int ret;
 
-	queue->drain_cqe.done = xrdma_drain_done;
-	init_completion(&queue->drain_done);
+	ret = send ? ib_post_send(queue->qp, &swr.wr, NULL) :
+		     ib_post_recv(queue->qp, &rwr, NULL);
+	if (ret)
+		xrdma_qerr(queue, "cannot post the %s drain marker: %d\n",
+			   send ? "send" : "receive", ret);
+	return ret;
+}
 
-	ret = ib_modify_qp(queue->qp, &attr, IB_QP_STATE);
-	if (ret) {
-		xrdma_qerr(queue, "cannot move QP to error: %d\n", ret);
-		goto out_reset;
-	}
-	if (!ib_post_send(queue->qp, &swr.wr, NULL))
-		expect++;
-	if (!ib_post_recv(queue->qp, &rwr, NULL))
-		expect++;
-	if (xrdma_fault(queue, XRDMA_FAULT_DRAIN))
-		deadline = jiffies;
-
-	while (expect) {
+/* Wait for @n more markers until @deadline: false if they did not come. */
+static bool xrdma_drain_wait(struct xrdma_queue *queue, int n,
+			     unsigned long deadline)
+{
+	while (n) {
 		long left = deadline - jiffies;
 
 		if (left <= 0) {
 			xrdma_qerr(queue, "QP drain timed out after %u ms\n",
 				   XRDMA_DRAIN_MS);
-			goto out_reset;
+			return false;
 		}
 		if (queue->cq_ctx == IB_POLL_DIRECT) {
 			spin_lock(&queue->poll_lock);
@@ -345,8 +340,54 @@ static bool xrdma_queue_drain(struct xrdma_queue *queue)
 			left = min_t(long, left, msecs_to_jiffies(5));
 		}
 		if (wait_for_completion_timeout(&queue->drain_done, left))
-			expect--;
+			n--;
 	}
+	return true;
+}
+
+/*
+ * Flush every posted WR, with a bound, and handle every completion.  The
+ * QP is moved to the error state, then:
+ *
+ * 1. a marker is posted on the receive side.  Once it is reaped, no
+ *    response handler runs any more (the CQ is polled in order, by one
+ *    poller at a time), but those that ran meanwhile may have posted
+ *    behind any marker that was already there: a LOCAL_INV for a command
+ *    the target did not invalidate, a receive in the place of theirs.
+ * 2. a marker is posted on each side, behind all of those.  Once both
+ *    are reaped, every WR of the queue has completed and been handled;
+ *    the handlers of flushes post nothing.
+ *
+ * Both sides at once, as a single step, would let a LOCAL_INV's flush
+ * come after the drain, into a request the teardown may have freed.  If
+ * the drain fails, the QP is reset and false returned: a handler may
+ * still be running (lifecycle review m-d), which the caller fences with
+ * xrdma_queue_fence_cq().
+ */
+static bool xrdma_queue_drain(struct xrdma_queue *queue)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	unsigned long deadline = jiffies + msecs_to_jiffies(XRDMA_DRAIN_MS);
+	int ret;
+
+	queue->drain_cqe.done = xrdma_drain_done;
+	init_completion(&queue->drain_done);
+	atomic_set(&queue->drain_left, XRDMA_DRAIN_MARKERS);
+
+	ret = ib_modify_qp(queue->qp, &attr, IB_QP_STATE);
+	if (ret) {
+		xrdma_qerr(queue, "cannot move QP to error: %d\n", ret);
+		goto out_reset;
+	}
+	if (xrdma_drain_post(queue, false))
+		goto out_reset;
+	if (xrdma_fault(queue, XRDMA_FAULT_DRAIN))
+		deadline = jiffies;
+	if (!xrdma_drain_wait(queue, 1, deadline))
+		goto out_reset;
+	if (xrdma_drain_post(queue, true) || xrdma_drain_post(queue, false) ||
+	    !xrdma_drain_wait(queue, 2, deadline))
+		goto out_reset;
 	return true;
 
 out_reset:
@@ -741,9 +782,13 @@ int xrdma_queue_start(struct xrdma_queue *queue)
  * @queue: the queue
  *
  * Idempotent.  After it returns no completion handler of this queue runs
- * any more, no poller is inside its CQ, and WRs not posted yet never will
- * be.  Only the owner of the way down stops queues: a teardown or the
- * end work (cancel.c), each under the controller's teardown_lock.
+ * any more (but the drain's own, returning from its last marker, with
+ * nothing of the queue's left to reap): every WR posted to it, the
+ * LOCAL_INVs and receives its handlers posted during the drain included,
+ * has completed and been handled, or the QP was reset and the handler
+ * running fenced.  No poller is inside its CQ, and WRs not posted yet
+ * never will be.  Only the owner of the way down stops queues: a teardown
+ * or the end work (cancel.c), each under the controller's teardown_lock.
  */
 void xrdma_queue_stop(struct xrdma_queue *queue)
 {

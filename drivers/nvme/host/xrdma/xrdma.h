@@ -162,8 +162,10 @@ enum xrdma_queue_flags {
  *	the device reported it once the connection was established; sysfs
  *	shows this copy (xrdma_sysfs_note_qp())
  * @qp_retry_cnt: the transport retry count of that QP, the same way
- * @drain_cqe: completion of the drain marker
- * @drain_done: completes when the drain marker was reaped
+ * @drain_cqe: completion of the drain markers
+ * @drain_done: completes each time a drain marker was reaped
+ * @drain_left: drain markers posted and not reaped yet (delay point
+ *	drain_done holds the poller that reaped the last one)
  * @stop_lock: serialises stop and free against sysfs readers; a drain
  *	may hold it for seconds
  * @on_ibdev: the RDMA device of the connection while the queue is
@@ -227,6 +229,7 @@ struct xrdma_queue {
 	u8			qp_retry_cnt;
 	struct ib_cqe		drain_cqe;
 	struct completion	drain_done;
+	atomic_t		drain_left;
 	struct mutex		stop_lock;	/* see kernel-doc */
 	struct ib_device	*on_ibdev;
 	u32			on_port;
@@ -660,6 +663,7 @@ int xrdma_fault_post_send(struct xrdma_queue *queue, struct ib_send_wr *head,
 			  const struct ib_send_wr **bad);
 void xrdma_fault_add(struct xrdma_ctrl *ctrl, struct dentry *parent);
 void xrdma_fault_io_setup_hold(struct xrdma_ctrl *ctrl);
+bool __xrdma_want_remote_inv(void);
 
 /* Named points where a test widens a race window (delay.c). */
 enum xrdma_delay_point {
@@ -672,6 +676,7 @@ enum xrdma_delay_point {
 	XRDMA_DELAY_QUEUE_RQ,
 	XRDMA_DELAY_REMOVE_ONE,
 	XRDMA_DELAY_RESIZE,
+	XRDMA_DELAY_DRAIN_DONE,
 	XRDMA_DELAY_NR
 };
 
@@ -693,6 +698,17 @@ static inline bool xrdma_fault(struct xrdma_queue *queue,
 {
 	return static_branch_unlikely(&xrdma_fault_key) &&
 	       __xrdma_fault(queue, fault);
+}
+
+/*
+ * Whether a command asks the target to invalidate its MR (the keyed SGL
+ * descriptor's Invalidate Key bit): always, but with the test hook
+ * no_remote_inv set (fault.c).
+ */
+static inline bool xrdma_want_remote_inv(void)
+{
+	return !static_branch_unlikely(&xrdma_fault_key) ||
+	       __xrdma_want_remote_inv();
 }
 
 #endif /* _XRDMA_H */
