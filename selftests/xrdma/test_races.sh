@@ -692,6 +692,8 @@ t_qp_read() {
 	race_clean || rc=1
 	nvme_disconnect "$c" $((30 * SCALE)) || rc=1
 	CTRL=
+	return "$rc"
+}
 
 # The LOCAL_INV race: the window of the first hold (rsp_copy, 4 s) must
 # take in the deletion's wait for a stale command and an unanswered Keep
