@@ -585,6 +585,10 @@ static inline bool xrdma_setup_failed(struct xrdma_ctrl *ctrl)
 int xrdma_start_io_queues(struct xrdma_ctrl *ctrl, int first, int end);
 void xrdma_unquiesce_io_queues(struct nvme_ctrl *nctrl);
 
+/* drain.c */
+bool xrdma_queue_drain(struct xrdma_queue *queue);
+void xrdma_queue_fence_cq(struct xrdma_queue *queue);
+
 /* resize.c */
 int xrdma_resize_io_queues(struct xrdma_ctrl *ctrl, int started);
 
