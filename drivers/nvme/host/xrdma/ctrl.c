@@ -438,8 +438,7 @@ static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 		goto out_teardown;
 	xrdma_delay(XRDMA_DELAY_IO_SETUP);
 	if (nctrl->queue_count > 1) {
-		if (static_branch_unlikely(&xrdma_fault_key))
-			xrdma_fault_io_setup_hold(ctrl);
+		xrdma_fault_io_setup_hold(ctrl);
 		ret = xrdma_configure_io_queues(ctrl, new);
 		if (ret)
 			goto out_teardown;

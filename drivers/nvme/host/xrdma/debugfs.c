@@ -269,18 +269,6 @@ void xrdma_debugfs_ctrl_del(struct xrdma_ctrl *ctrl)
 	mutex_unlock(&xrdma_debugfs_mutex);
 }
 
-/*
- * The fault and delay hooks' static keys, on from the start.  Arming a hook
- * otherwise turns its key on under traffic, which patches the text that
- * other CPUs run; under QEMU's multi-threaded TCG that can leave a stale
- * int3 in another vCPU's translated code ("Oops: int3" at a hook).  Test
- * rigs load the module with it; it costs the hot path an atomic read.
- */
-static bool test_hooks;
-module_param(test_hooks, bool, 0444);
-MODULE_PARM_DESC(test_hooks,
-		 "turn the fault and delay hooks on at load, so arming one patches no code (test rigs; default off)");
-
 /**
  * xrdma_debugfs_init() - create the nvme-xrdma debugfs directory
  *
@@ -289,13 +277,9 @@ MODULE_PARM_DESC(test_hooks,
  */
 void xrdma_debugfs_init(void)
 {
-	if (test_hooks) {
-		static_branch_enable(&xrdma_fault_key);
-		static_branch_enable(&xrdma_delay_key);
-	}
 	mutex_lock(&xrdma_debugfs_mutex);
 	xrdma_debugfs_root = debugfs_create_dir("nvme-xrdma", NULL);
-	xrdma_delay_init(xrdma_debugfs_root);
+	xrdma_hooks_init(xrdma_debugfs_root);
 	mutex_unlock(&xrdma_debugfs_mutex);
 }
 

@@ -113,15 +113,35 @@ static int xrdma_delay_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(xrdma_delay_fops, xrdma_delay_get, xrdma_delay_set,
 			 "%llu\n");
 
-/**
- * xrdma_delay_init() - create the delay/ directory
- * @root: the module's debugfs directory, which removes it with itself
+/*
+ * The fault and delay hooks' static keys, on from the start.  Arming a hook
+ * otherwise turns its key on under traffic, which patches the text that
+ * other CPUs run; under QEMU's multi-threaded TCG that can leave a stale
+ * int3 in another vCPU's translated code ("Oops: int3" at a hook).  Test
+ * rigs load the module with it; it costs the hot path an atomic read.
  */
-void xrdma_delay_init(struct dentry *root)
+static bool test_hooks;
+module_param(test_hooks, bool, 0444);
+MODULE_PARM_DESC(test_hooks,
+		 "turn the fault and delay hooks on at load, so arming one patches no code (test rigs; default off)");
+
+/**
+ * xrdma_hooks_init() - the module-wide part of the fault and delay hooks
+ * @root: the module's debugfs directory, which removes delay/ with itself
+ *
+ * Turns the hooks' static keys on if test_hooks asks, and creates the
+ * delay/ directory.
+ */
+void xrdma_hooks_init(struct dentry *root)
 {
-	struct dentry *dir = debugfs_create_dir("delay", root);
+	struct dentry *dir;
 	int i;
 
+	if (test_hooks) {
+		static_branch_enable(&xrdma_fault_key);
+		static_branch_enable(&xrdma_delay_key);
+	}
+	dir = debugfs_create_dir("delay", root);
 	for (i = 0; i < XRDMA_DELAY_NR; i++)
 		debugfs_create_file_unsafe(xrdma_delay_names[i], 0600, dir,
 					   &xrdma_delay_ms[i],

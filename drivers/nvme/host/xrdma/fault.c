@@ -70,7 +70,7 @@
  *
  * Cost when off: the hooks sit behind one static key, a no-op jump until
  * the first time any controller arms a fault or no_remote_inv is set (or
- * from the load, with test_hooks=1: debugfs.c); it then stays on until
+ * from the load, with test_hooks=1: delay.c); it then stays on until
  * the module is unloaded, and an unarmed hook costs an atomic read.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -179,7 +179,7 @@ bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault)
 }
 
 /**
- * xrdma_fault_post_send() - ib_post_send() of a chain, faults armed
+ * __xrdma_fault_post_send() - ib_post_send() of a chain, faults armed
  * @queue: the queue
  * @head: the chain
  * @bad: set to the first WR not posted, as ib_post_send() does
@@ -189,8 +189,9 @@ bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault)
  *
  * Return: 0 or the error the post failed with.
  */
-int xrdma_fault_post_send(struct xrdma_queue *queue, struct ib_send_wr *head,
-			  const struct ib_send_wr **bad)
+int __xrdma_fault_post_send(struct xrdma_queue *queue,
+			    struct ib_send_wr *head,
+			    const struct ib_send_wr **bad)
 {
 	struct ib_send_wr *reg, *rest;
 	int ret;
@@ -218,14 +219,14 @@ int xrdma_fault_post_send(struct xrdma_queue *queue, struct ib_send_wr *head,
 #define XRDMA_FAULT_HOLD_MS	(30 * MSEC_PER_SEC)
 
 /**
- * xrdma_fault_io_setup_hold() - wait while fault/io_setup_hold is set
+ * __xrdma_fault_io_setup_hold() - wait while fault/io_setup_hold is set
  * @ctrl: a controller being set up, its admin queue live
  *
  * Only called once fault injection was used (xrdma_fault_key).  Returns
  * when the knob is 0 again, the controller is being deleted, or after
  * XRDMA_FAULT_HOLD_MS.
  */
-void xrdma_fault_io_setup_hold(struct xrdma_ctrl *ctrl)
+void __xrdma_fault_io_setup_hold(struct xrdma_ctrl *ctrl)
 {
 	atomic_t *hold = &ctrl->faults[XRDMA_FAULT_IO_SETUP_HOLD];
 	unsigned long end;

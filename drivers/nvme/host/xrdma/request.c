@@ -441,10 +441,7 @@ static const struct ib_send_wr *xrdma_flush_pending(struct xrdma_queue *queue)
 	trace_xrdma_post(queue, queue->pend_nr);
 	xrdma_queue_pend_reset(queue);
 
-	if (static_branch_unlikely(&xrdma_fault_key))
-		ret = xrdma_fault_post_send(queue, head, &bad);
-	else
-		ret = ib_post_send(queue->qp, head, &bad);
+	ret = xrdma_post_send(queue, head, &bad);
 	if (likely(!ret))
 		return NULL;
 	xrdma_qerr_rl(queue, "ib_post_send failed: %d\n", ret);
@@ -609,8 +606,8 @@ static blk_status_t xrdma_prep_rq(struct xrdma_queue *queue,
 	xrdma_build_wrs(queue, req, rq);
 	nvme_start_request(rq);
 	/* the stop and its cancel may come now, before the link (review N4) */
-	if (static_branch_unlikely(&xrdma_delay_key) && queue->qid)
-		__xrdma_delay(XRDMA_DELAY_QUEUE_RQ);
+	if (queue->qid)
+		xrdma_delay(XRDMA_DELAY_QUEUE_RQ);
 	trace_xrdma_queue_rq(queue, rq, req->kind);
 	*ready = true;
 	return BLK_STS_OK;

@@ -660,15 +660,6 @@ int xrdma_dropin_init(const char *name);
 int xrdma_dropin_check(void);
 void xrdma_dropin_exit(void);
 
-/* fault.c */
-DECLARE_STATIC_KEY_FALSE(xrdma_fault_key);
-bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault);
-int xrdma_fault_post_send(struct xrdma_queue *queue, struct ib_send_wr *head,
-			  const struct ib_send_wr **bad);
-void xrdma_fault_add(struct xrdma_ctrl *ctrl, struct dentry *parent);
-void xrdma_fault_io_setup_hold(struct xrdma_ctrl *ctrl);
-bool __xrdma_want_remote_inv(void);
-
 /* Named points where a test widens a race window (delay.c). */
 enum xrdma_delay_point {
 	XRDMA_DELAY_IO_SETUP,
@@ -684,10 +675,20 @@ enum xrdma_delay_point {
 	XRDMA_DELAY_NR
 };
 
+/* fault.c */
+DECLARE_STATIC_KEY_FALSE(xrdma_fault_key);
+bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault);
+int __xrdma_fault_post_send(struct xrdma_queue *queue,
+			    struct ib_send_wr *head,
+			    const struct ib_send_wr **bad);
+void __xrdma_fault_io_setup_hold(struct xrdma_ctrl *ctrl);
+void xrdma_fault_add(struct xrdma_ctrl *ctrl, struct dentry *parent);
+bool __xrdma_want_remote_inv(void);
+
 /* delay.c */
 DECLARE_STATIC_KEY_FALSE(xrdma_delay_key);
 void __xrdma_delay(enum xrdma_delay_point point);
-void xrdma_delay_init(struct dentry *root);
+void xrdma_hooks_init(struct dentry *root);
 
 /* Hold here if a test asked to.  A no-op jump until a point is set. */
 static inline void xrdma_delay(enum xrdma_delay_point point)
@@ -702,6 +703,23 @@ static inline bool xrdma_fault(struct xrdma_queue *queue,
 {
 	return static_branch_unlikely(&xrdma_fault_key) &&
 	       __xrdma_fault(queue, fault);
+}
+
+/* ib_post_send() of a chain, through fault.c once a fault was armed */
+static inline int xrdma_post_send(struct xrdma_queue *queue,
+				  struct ib_send_wr *head,
+				  const struct ib_send_wr **bad)
+{
+	if (static_branch_unlikely(&xrdma_fault_key))
+		return __xrdma_fault_post_send(queue, head, bad);
+	return ib_post_send(queue->qp, head, bad);
+}
+
+/* Hold a setup before its I/O queues while fault/io_setup_hold is set. */
+static inline void xrdma_fault_io_setup_hold(struct xrdma_ctrl *ctrl)
+{
+	if (static_branch_unlikely(&xrdma_fault_key))
+		__xrdma_fault_io_setup_hold(ctrl);
 }
 
 /*
