@@ -8,6 +8,8 @@
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/          see fault.c
  *   /sys/kernel/debug/nvme-xrdma/delay/                see delay.c
  *
+ * fault/ and delay/ exist in the test flavour alone (XRDMA_TEST_HOOKS=1).
+ *
  * Every stats file prints one "name value" line per counter.
  *
  * The queue structures live in ctrl->queues for the whole life of the
@@ -215,9 +217,9 @@ void xrdma_debugfs_queue_del(struct xrdma_queue *queue)
  * xrdma_debugfs_ctrl_add() - create the debugfs directory of a controller
  * @ctrl: a controller whose device (nvmeN) was added
  *
- * Creates nvmeN/ with its stats and reset_stats files, fault/, and the
- * directories of the queues already allocated.  Does nothing if already
- * called.
+ * Creates nvmeN/ with its stats and reset_stats files, fault/ (test
+ * flavour), and the directories of the queues already allocated.  Does
+ * nothing if already called.
  */
 void xrdma_debugfs_ctrl_add(struct xrdma_ctrl *ctrl)
 {

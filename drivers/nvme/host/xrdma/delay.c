@@ -34,6 +34,7 @@
  * a preemptible RCU read lock), for XRDMA_DELAY_ATOMIC_MAX_MS at most.
  * The values are module-wide, not per controller.  Cost when off: one
  * static key, a no-op jump until a point is first set, as for fault.c.
+ * Built in the test flavour alone (make XRDMA_TEST_HOOKS=1), as fault.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

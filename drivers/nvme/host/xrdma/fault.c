@@ -68,6 +68,9 @@
  * plain SEND, and each FRWR command ends with our own LOCAL_INV, as
  * against a target that never invalidates remotely.
  *
+ * Built in the test flavour alone (make XRDMA_TEST_HOOKS=1): the module
+ * an admin installs has none of these files, no no_remote_inv and no
+ * hooks (xrdma.h).
  * Cost when off: the hooks sit behind one static key, a no-op jump until
  * the first time any controller arms a fault or no_remote_inv is set (or
  * from the load, with test_hooks=1: delay.c); it then stays on until

@@ -26,6 +26,8 @@
 #include "nvme.h"
 #include "fabrics.h"
 #include "compat.h"
+/* the build's flavour: XRDMA_TEST_HOOKS in the test one (the Makefile) */
+#include "xrdma_flavour.h"
 
 /* Tunables that are part of the design, not of the wire. */
 #define XRDMA_CM_RESOLVE_MS	3000	/* address and route resolution */
@@ -68,7 +70,7 @@ struct xrdma_device {
 
 #include "counters.h"
 
-/* Local failures fault.c can inject, one debugfs knob each. */
+/* Local failures fault.c can inject, one debugfs knob each (test flavour). */
 enum xrdma_fault {
 	XRDMA_FAULT_POST_SEND,
 	XRDMA_FAULT_POST_RECV,
@@ -362,7 +364,7 @@ union xrdma_sockaddr {
  *	target address went unanswered, 0 if none did
  * @counters: lifetime event counters (sysfs)
  * @debugfs: this controller's debugfs directory
- * @faults: armed fault injections per kind (fault.c)
+ * @faults: armed fault injections per kind (fault.c, test flavour only)
  */
 struct xrdma_ctrl {
 	struct nvme_ctrl	ctrl;
@@ -391,7 +393,9 @@ struct xrdma_ctrl {
 	unsigned long		silent_at;
 	struct xrdma_ctrl_counters counters;
 	struct dentry		*debugfs;
+#ifdef XRDMA_TEST_HOOKS
 	atomic_t		faults[XRDMA_FAULT_NR];
+#endif
 };
 
 /* What a controller went through, for the xrdma_state tracepoint. */
@@ -675,6 +679,13 @@ enum xrdma_delay_point {
 	XRDMA_DELAY_NR
 };
 
+/*
+ * The fault and delay hooks exist in the test flavour alone (make
+ * XRDMA_TEST_HOOKS=1, which the selftests load).  The module an admin
+ * installs has none: below, each hook is an empty inline that leaves no
+ * code, no debugfs file and no symbol behind.
+ */
+#ifdef XRDMA_TEST_HOOKS
 /* fault.c */
 DECLARE_STATIC_KEY_FALSE(xrdma_fault_key);
 bool __xrdma_fault(struct xrdma_queue *queue, enum xrdma_fault fault);
@@ -732,5 +743,41 @@ static inline bool xrdma_want_remote_inv(void)
 	return !static_branch_unlikely(&xrdma_fault_key) ||
 	       __xrdma_want_remote_inv();
 }
+#else /* the production flavour: no hooks */
+static inline void xrdma_delay(enum xrdma_delay_point point)
+{
+}
+
+static inline bool xrdma_fault(struct xrdma_queue *queue,
+			       enum xrdma_fault fault)
+{
+	return false;
+}
+
+static inline int xrdma_post_send(struct xrdma_queue *queue,
+				  struct ib_send_wr *head,
+				  const struct ib_send_wr **bad)
+{
+	return ib_post_send(queue->qp, head, bad);
+}
+
+static inline void xrdma_fault_io_setup_hold(struct xrdma_ctrl *ctrl)
+{
+}
+
+static inline void xrdma_fault_add(struct xrdma_ctrl *ctrl,
+				   struct dentry *parent)
+{
+}
+
+static inline void xrdma_hooks_init(struct dentry *root)
+{
+}
+
+static inline bool xrdma_want_remote_inv(void)
+{
+	return true;
+}
+#endif /* XRDMA_TEST_HOOKS */
 
 #endif /* _XRDMA_H */
