@@ -12,8 +12,10 @@
 # machine that runs it (in a chroot it would build for every kernel).
 #
 # DKMS must build and install nvme-xrdma for the pinned kernel into
-# updates/dkms, with the layout guard, and install the modprobe.d file
-# with nothing active. A second installed 6.12 ABI (tools/setup,
+# updates/dkms, with the layout guard, without the test hooks (no fault
+# or delay symbol, no test_hooks or no_remote_inv parameter: the
+# production flavour), and
+# install the modprobe.d file with nothing active. A second installed 6.12 ABI (tools/setup,
 # /etc/xrdma-kver2), whose private nvme headers linux-source-6.12 does not
 # hold, gets what its installation runs, the kernel's DKMS hook: the hook
 # must succeed (Debian 12's dkms fails it, and with it the kernel's
@@ -117,7 +119,7 @@ if [[ -z ${XRDMA_DKMS_UNSHARED:-} ]]; then
 		ktap_print_header
 		ktap_exit_skip_msg "must be root"
 	fi
-	for c in unshare chroot mount apt dpkg-query modinfo readelf xz; do
+	for c in unshare chroot mount apt dpkg-query modinfo readelf nm xz; do
 		command -v "$c" >/dev/null || {
 			ktap_print_header
 			ktap_exit_skip_msg "missing command: $c"
@@ -307,6 +309,32 @@ t_location() {
 	path=$(in_root modinfo -k "$KREL" -n "$MOD") || return 1
 	echo "modinfo -k $KREL -n $MOD: $path"
 	[[ $path == "/lib/modules/$KREL/updates/dkms/$MOD.ko"* ]]
+}
+
+# The package builds the production flavour: none of the symbols of the
+# fault and delay hooks (fault.c, delay.c, the static keys, the
+# test_hooks and no_remote_inv parameters) in the module's symbol table,
+# which must be there (a symbol every flavour has), and neither
+# parameter in modinfo.
+t_no_hooks() {
+	ktap_require ROOT "no throw-away root" || return
+	local ko syms hooks parm
+	ko=$(find "$ROOT/lib/modules/$KREL/updates/dkms" -name "$MOD.ko*" |
+		head -n 1)
+	[[ -n $ko ]] || { echo "no $MOD in updates/dkms of $KREL"; return 1; }
+	ko_cat "$ko" >"$TMPD/t/hooks.ko" || return 1
+	syms=$(nm "$TMPD/t/hooks.ko") || return 1
+	grep -q ' xrdma_debugfs_init$' <<<"$syms" ||
+		{ echo "no symbol table in ${ko#"$ROOT"}"; return 1; }
+	echo "${ko#"$ROOT"}: $(wc -l <<<"$syms") symbols"
+	hooks=$(grep -E 'xrdma_(fault|delay|hooks)|test_hooks|remote_inv' \
+		<<<"$syms")
+	parm=$(modinfo -F parm "$ko" | grep -E '^(test_hooks|no_remote_inv):')
+	[[ -z $hooks && -z $parm ]] && return 0
+	echo "test hooks in the package's module:"
+	head -n 10 <<<"$hooks"
+	[[ -z $parm ]] || echo "modinfo: parm $parm"
+	return 1
 }
 
 t_modprobe_conf() {
@@ -514,10 +542,12 @@ t_no_leak() {
 T0=$SECONDS
 ktap_print_header
 ktap_print_msg "package ${DEB##*/}, kernels $KREL, ${KREL2:-none} and ${K61:-no 6.1}"
-ktap_set_plan 11
+ktap_set_plan 12
 ktap_run "a throw-away root: an overlay of $LOWER in a private mount namespace, uname -r $KREL" t_root
 ktap_run "apt install ./${DEB##*/}: DKMS builds and installs" t_install
 ktap_run "modinfo -n $MOD is in updates/dkms" t_location
+ktap_run "the DKMS module has no test hooks: no fault or delay symbol, no test_hooks or no_remote_inv parameter" \
+	t_no_hooks
 ktap_run "$CONF installed, nothing active" t_modprobe_conf
 ktap_run "a second 6.12 ABI ($KREL2)${KREL2_LATE:+ installed after the package}: its DKMS hook succeeds, the module refuses to load" \
 	t_second_abi

@@ -10,8 +10,11 @@
 # directory XRDMA_DKMS_STATE names. Here, in a guest running that kernel,
 # they are put in place as the package left them: "modinfo -n" must find
 # the module in updates/dkms, "nvme connect -t xrdma" must autoload it
-# (the loaded module's build ID is the one the host half recorded),
-# verified I/O must work, and the module must unload.
+# (the loaded module's build ID is the one the host half recorded), it
+# must have no test hooks (no fault/ or delay/ in debugfs, no test_hooks
+# or no_remote_inv parameter: the package builds the production
+# flavour), verified I/O
+# must work, and the module must unload.
 #
 # tools/vm/selftests runs both halves (make check; alone:
 # tools/vm/selftests --package), this one in a guest booted with no module
@@ -27,6 +30,9 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 readonly TR=xrdma
 readonly MOD=nvme-xrdma
 readonly CONF=/etc/modprobe.d/nvme-xrdma.conf
+# what run_selftests.sh writes for a module with test hooks
+readonly TEST_CONF=/etc/modprobe.d/xrdma-selftests.conf
+readonly DBG=/sys/kernel/debug/nvme-xrdma
 KREL=$(uname -r)
 readonly KREL MODTREE=/lib/modules/$KREL
 readonly STATE=${XRDMA_DKMS_STATE:-}
@@ -43,6 +49,8 @@ cleanup() {
 	if [[ -n $SAVED ]]; then
 		cp -a "$SAVED"/modules.* "$MODTREE/"
 		cp -a "$SAVED"/updates/. "$MODTREE/updates/" 2>/dev/null
+		[[ ! -f $SAVED/${TEST_CONF##*/} ]] ||
+			cp -a "$SAVED/${TEST_CONF##*/}" "$TEST_CONF"
 	fi
 }
 
@@ -55,7 +63,7 @@ TEST_MODULES="nvme_fabrics"
 # before test_end, which removes $TEST_TMP (the saved index)
 trap 'nvme_delete_ctrls "$TR"; cleanup; test_end "$TR"' EXIT
 
-test_begin 7
+test_begin 8
 
 t_setup() {
 	local want
@@ -77,6 +85,12 @@ t_setup() {
 	# a module tools/vm/run installed, not in the DKMS index anyway
 	find "$MODTREE/updates" -maxdepth 1 -name "$MOD.ko*" \
 		-exec mv {} "$SAVED/updates/" \; -print
+	# the module loads with the options the package leaves, none of
+	# the test guest's
+	if [[ -f $TEST_CONF ]]; then
+		mv "$TEST_CONF" "$SAVED/" || return 1
+		echo "set aside $TEST_CONF"
+	fi
 	PLACED=1
 	cp -a "$STATE/lib/modules/$KREL/updates/dkms" "$MODTREE/updates/" &&
 		cp -a "$STATE/lib/modules/$KREL"/modules.* "$MODTREE/" &&
@@ -113,6 +127,23 @@ t_autoload() {
 	[[ -n $want && $got == "$want" && $file == "$want" ]]
 }
 
+# The package builds the production flavour: the loaded module has
+# its debugfs directory and the controller's, but no fault/ and no
+# delay/ in them, and no test_hooks or no_remote_inv parameter.
+t_no_hooks() {
+	ktap_require CTRL "no controller" || return
+	local f bad=0
+	[[ -d $DBG/$CTRL ]] || { echo "no $DBG/$CTRL"; return 1; }
+	for f in "$DBG" "$DBG/$CTRL"; do
+		echo "$f: $(find "$f" -mindepth 1 -maxdepth 1 -printf '%f ')"
+	done
+	for f in "$DBG/delay" "$DBG/$CTRL/fault" \
+		/sys/module/nvme_xrdma/parameters/{test_hooks,no_remote_inv}; do
+		[[ ! -e $f ]] || { echo "test hook present: $f"; bad=1; }
+	done
+	((!bad))
+}
+
 t_io() {
 	ktap_require CTRL "no controller" || return
 	fio_verify dkms --size=4M --bs=64k --rw=randwrite
@@ -128,6 +159,8 @@ t_disconnect() {
 ktap_run "the DKMS module of the host half and its module index in place" t_setup
 ktap_run "modinfo -n $MOD is in updates/dkms" t_location
 ktap_run "nvme connect -t $TR autoloads the DKMS module" t_autoload
+ktap_run "the DKMS module has no test hooks: no fault/ or delay/ in debugfs, no test_hooks or no_remote_inv parameter" \
+	t_no_hooks
 ktap_run "verified I/O over the DKMS module" t_io
 ktap_run "disconnect and unload" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check
