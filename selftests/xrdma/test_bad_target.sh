@@ -73,7 +73,9 @@
 #   timeout-storm   a queue full (64) of Reads held, I/O timeout 5 s: they
 #                   time out at once (counted by the xrdma_timeout trace
 #                   event, more than 10 must), and the kernel log has at
-#                   most 10 of their timeout lines (review m16); the Reads
+#                   most 10 of their timeout lines in any 5 s, fewer than
+#                   the timeouts (one line per command would flood it
+#                   when a whole queue times out); the Reads
 #                   are retried and answered after the recovery
 #   setup-timeout   a Read held on a live association and its retry held
 #                   again while the next association is set up, I/O
@@ -729,13 +731,24 @@ sc_timeout_storm() {
 	delay_set queue_stop 0
 	echo 0 >"$BT_TRACE/events/nvme_xrdma/xrdma_timeout/enable"
 	n_to=$(grep -c 'xrdma_timeout:' "$BT_TRACE/trace")
-	n_log=$(bt_log | grep -c 'timed out (waiting for')
-	echo "$n_to commands timed out, $n_log timeout lines in the log"
+	# The kernel's rate limit: at most 10 lines in the 5 s from the
+	# first line of a burst. Where the recovery outlasts the I/O timeout
+	# (a slower machine, the 2-s hold), the Reads time out again 5 s
+	# after the first pass, in a new burst: bursts and the largest one.
+	read -r n_log bursts most < <(bt_log | awk '
+		/timed out \(waiting for/ {
+			t = substr($0, 2, index($0, "]") - 2) + 0
+			if (!n++ || t >= w + 4.9) { w = t; c = 0; b++ }
+			if (++c > most) most = c
+		}
+		END { print n + 0, b + 0, most + 0 }')
+	echo "$n_to commands timed out, $n_log timeout lines in the log" \
+		"in $bursts burst(s) of 5 s, at most $most in one"
 	((n_to > 10)) || {
 		echo "not a storm: no more than 10 timeouts"
 		rc=1
 	}
-	((n_log <= 10)) || {
+	((most <= 10 && n_log < n_to)) || {
 		echo "the timeout lines are not rate-limited"
 		rc=1
 	}
