@@ -102,6 +102,11 @@
 #                   target that never invalidates remotely: every FRWR
 #                   command ends with the host's own LOCAL_INV, I/O
 #                   verified, no failed work request, no recovery
+#   admin-ctrl      an administrative controller (Identify CNTRLTYPE 3),
+#                   which has no I/O queues and refuses to be asked for
+#                   any: live with the admin queue alone, no namespace
+#                   block device, the same after a reset, deleted
+#                   cleanly
 #
 # After each scenario: the bad controller is deleted, the target exits 0
 # on SIGTERM, and the kernel log of the scenario has no WARN/BUG/oops.
@@ -134,7 +139,7 @@ BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz
 	idle-dreq cross-queue-write read-from-read write-to-write
 	timeout-storm replay-old-cid setup-timeout read-no-data slow-write
-	drop-setups no-inv"
+	drop-setups no-inv admin-ctrl"
 # shellcheck disable=SC2206 # a word list
 SCENARIOS=(${XRDMA_BAD_SCENARIOS:-$BT_DEFAULT})
 
@@ -566,6 +571,44 @@ sc_mqes_shrink() {
 		echo "not live again: $(nvme_ctrl_state "$BT_CTRL")"
 		bt_logged "$MQES_REFUSED" || return 1
 	fi
+}
+
+# bt_admin_only: the controller is live with its admin queue alone, no
+# I/O queue asked for or connected, and has no namespace block device
+# (a scan would have had 2 s to make one)
+bt_admin_only() {
+	local n rc=0
+	nvme_wait_state "$BT_CTRL" live || return 1
+	echo "controller type: $(nvme_ctrl_attr "$BT_CTRL" cntrltype)"
+	[[ $(nvme_ctrl_attr "$BT_CTRL" cntrltype) == admin ]] || rc=1
+	n=$(bt_stat queues)
+	echo "queues: ${n:-none} (admin included)"
+	[[ $n == 1 ]] || rc=1
+	if grep 'admin-ctrl:' "$BT_LOG"; then
+		echo "the host asked for I/O queues"
+		rc=1
+	fi
+	sleep 2
+	n=$(nvme_ctrl_namespaces "$BT_CTRL")
+	[[ -z $n ]] || {
+		echo "namespaces: $n"
+		rc=1
+	}
+	return "$rc"
+}
+
+sc_admin_ctrl() {
+	bt_connect -c 1 -l 60 -k $((2 * ${XRDMA_TIMEOUT_SCALE:-1})) ||
+		return 1
+	[[ -n $BT_CTRL ]] || return 1
+	bt_admin_only || return 1
+	echo 1 >"/sys/class/nvme/$BT_CTRL/reset_controller" || return 1
+	# shellcheck disable=SC2016 # evaluated by wait_for
+	wait_for 30 eval '(($(grep -c "admin queue connected" "$BT_LOG") >= 2))' || {
+		echo "no second association after the reset"
+		return 1
+	}
+	bt_admin_only
 }
 
 # bt_refused SCENARIO OP: the target's RDMA OP (read, write) on a

@@ -17,9 +17,9 @@
  * Scenarios (one per run, --scenario; "good" behaves): see usage() and
  * selftests/xrdma/test_bad_target.sh for what the host must do with each
  * (test_bad_input.sh for maxcmd-0 and maxcmd-1, limits a connect meets).
- * Misbehaviour is one-shot unless said otherwise (no-inv is for the whole
- * run), so the host can recover and reconnect to a target that behaves
- * again.
+ * Misbehaviour is one-shot unless said otherwise (no-inv and admin-ctrl
+ * are for the whole run), so the host can recover and reconnect to a
+ * target that behaves again.
  *
  * SIGTERM or SIGINT stops it: every connection is torn down, exit 0.
  */
@@ -57,6 +57,7 @@ const char *const scenario_names[S_NR] = {
 	[S_MAXCMD_0] = "maxcmd-0",
 	[S_MAXCMD_1] = "maxcmd-1",
 	[S_NO_INV] = "no-inv",
+	[S_ADMIN_CTRL] = "admin-ctrl",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -98,6 +99,8 @@ static const char *const scenario_help[S_NR] = {
 	[S_MAXCMD_1] = "Identify MAXCMD 1: one command at a time per queue",
 	[S_NO_INV] = "never invalidate the host's rkey: every response a plain SEND, as from a target\n"
 		"                  that does not invalidate remotely (SPDK's on a software device, for one)",
+	[S_ADMIN_CTRL] = "an administrative controller (Identify CNTRLTYPE 3), which has no I/O queues:\n"
+		"                  Set Features Number of Queues and every I/O queue's Connect refused",
 };
 
 

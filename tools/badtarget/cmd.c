@@ -45,6 +45,8 @@ static void identify(struct queue *q, int i, struct ctrl *ct)
 		put32(d + 80, 0x00010300);
 		put32(d + 92, 1 << 8);	/* OAES: namespace attribute notices */
 		d[111] = 1;	/* CNTRLTYPE: I/O controller */
+		if (scenario == S_ADMIN_CTRL)
+			d[111] = 3;	/* administrative controller */
 		d[259] = 3;	/* AERL: 4 outstanding */
 		d[262] = 0;	/* ELPE */
 		put16(d + 320, 10);	/* KAS: 1 s */
@@ -106,6 +108,13 @@ static void features(struct queue *q, int i, struct ctrl *ct, bool set)
 
 	switch (fid) {
 	case 0x07: {		/* number of queues */
+		if (scenario == S_ADMIN_CTRL) {
+			/* not a feature of a controller without I/O queues */
+			logmsg("scenario admin-ctrl: %s Features Number of Queues refused",
+			       set ? "Set" : "Get");
+			complete(q, i, SC_INVALID_FIELD | SC_DNR, 0, NULL, 0, 0);
+			return;
+		}
 		if (set) {
 			uint32_t nsq = dw11 & 0xffff, ncq = dw11 >> 16;
 			uint32_t g = nsq < ncq ? nsq : ncq;
@@ -543,6 +552,11 @@ static void connect_cmd(struct queue *q, int i)
 		logmsg("controller %u: admin queue connected (sqsize %u, kato %u ms)",
 		       ct->cntlid, sqsize, get32(c->sqe + 48));
 		complete(q, i, SC_SUCCESS, ct->cntlid, NULL, 0, 0);
+		return;
+	}
+	if (scenario == S_ADMIN_CTRL) {
+		logmsg("scenario admin-ctrl: I/O queue %u Connect refused", qid);
+		complete(q, i, SC_CONNECT_INVALID_PARAM | SC_DNR, 0, NULL, 0, 0);
 		return;
 	}
 	ct = &ctrls[cntlid % MAX_CTRLS];
