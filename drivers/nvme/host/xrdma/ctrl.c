@@ -305,6 +305,17 @@ static int xrdma_check_ctrl(struct xrdma_ctrl *ctrl)
 	}
 	ctrl->use_inline = (nctrl->sgls & XRDMA_SGLS_OFFSET) &&
 			   xrdma_ctrl_icd_bytes(ctrl);
+	/*
+	 * An administrative controller has no I/O queues: none to ask for
+	 * (Number of Queues is not one of its features) or to connect, and
+	 * so no namespace scan.  Where the core knows this it has already
+	 * set the count; older cores leave it to us.
+	 */
+	if (nctrl->cntrltype == NVME_CTRL_ADMIN && nctrl->queue_count > 1) {
+		dev_info(nctrl->device,
+			 "administrative controller: no I/O queues\n");
+		nctrl->queue_count = 1;
+	}
 	return 0;
 }
 
