@@ -23,9 +23,9 @@
  * (the last arrival of what it waits for, in request.c, is the other way
  * to win).  A cancel, a failed post and a submitter that finds its queue
  * stopped may meet a response on one request; each claims before it
- * completes, so none completes it twice (review N4).  The command id's
- * generation moves on: a late response for it must not match the next
- * command on the tag (review M2).
+ * completes, so none completes it twice (blk-mq would end, and free, a
+ * request twice).  The command id's generation moves on: a late or
+ * replayed response for it must not match the next command on the tag.
  *
  * Return: true if the caller won the request and must end it.
  */
@@ -51,9 +51,9 @@ bool xrdma_req_claim(struct request *rq)
  * its retries per failed attempt, and a few attempts would fail it long
  * before ctrl_loss_tmo; the recovery that started the attempts spent one
  * already, as nvme-rdma's does.  So it goes back to the block layer as it
- * is (issue 28 §2), unless it is one of core's own commands, one that
- * multipath fails over, or one that must not be retried.  The same holds
- * for one submitted as its queue stopped.
+ * is, unless it is one of core's own commands, one that multipath fails
+ * over, or one that must not be retried.  The same holds for one
+ * submitted as its queue stopped.
  *
  * Return: true if @rq went back; else the caller ends it.
  */
@@ -96,7 +96,7 @@ static bool xrdma_cancel_rq(struct request *rq, void *data)
 void xrdma_cancel_tagset(struct xrdma_ctrl *ctrl, struct blk_mq_tag_set *set)
 {
 	lockdep_assert_held(&ctrl->teardown_lock);
-	/* not during a resize of its tag maps (review N8) */
+	/* not during a resize, which reallocates the tag maps walked here */
 	mutex_lock(&ctrl->tagset_lock);
 	blk_mq_tagset_busy_iter(set, xrdma_cancel_rq, NULL);
 	blk_mq_tagset_wait_completed_request(set);
@@ -172,7 +172,7 @@ void xrdma_end_work(struct work_struct *work)
 	if (why)
 		xrdma_queues_end_all(ctrl);
 	mutex_unlock(&ctrl->teardown_lock);
-	/* once done: a resize under way holds the end up (review N8) */
+	/* logged once done: a resize under way holds the end's walk up */
 	if (abort)
 		dev_info(nctrl->device,
 			 "connection failed while connecting: attempt ended\n");

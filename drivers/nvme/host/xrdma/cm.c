@@ -366,7 +366,7 @@ static DECLARE_DELAYED_WORK(xrdma_parked_work, xrdma_parked_work_fn);
  * An event for a parked id.  Only the removal of its device matters:
  * rdma_cm's removal waits for every id on the device, and an id parked
  * after xrdma_remove_one() released the device's ids would hold it until
- * its deadline, its port state cached down (review m-a).  Taken off the
+ * its deadline (up to 60 s), its port state cached down.  Taken off the
  * list here, it is rdma_cm's to destroy (the non-zero return); one that a
  * release took off the list first is that release's.
  */

@@ -46,7 +46,10 @@ void xrdma_queue_connect_work(struct work_struct *work)
 /* How many I/O queues of each hctx type @nr queues make. */
 static void xrdma_set_io_queues(struct xrdma_ctrl *ctrl, unsigned int nr)
 {
-	/* it only sets the types it hands queues to (review m8) */
+	/*
+	 * it only sets the types it hands queues to: a reconnect granted
+	 * fewer must not keep the last grant's count for the others
+	 */
 	memset(ctrl->io_queues, 0, sizeof(ctrl->io_queues));
 	nvmf_set_io_queues(ctrl->ctrl.opts, nr, ctrl->io_queues);
 }

@@ -49,9 +49,11 @@ static u8 xrdma_io_inline_sge(struct xrdma_ctrl *ctrl)
 /*
  * The last reference is gone.  Unlisted first: a walker of the list (device
  * removal, port events) holds the list's lock while it looks at a
- * controller's queues, so none is left inside this one once it is unlisted
- * (lifecycle review N2).  Nothing here reads the options of a controller
- * that was never listed: fabrics freed them when its creation failed (N1).
+ * controller's queues, so none is left inside this one once it is
+ * unlisted, and none finds the queues freed below.  Nothing here reads the
+ * options of a controller that was never listed: fabrics freed them when
+ * its creation failed, and the last reference may go long after, with a
+ * CM id parked while the port was down.
  */
 static void xrdma_free_ctrl(struct nvme_ctrl *nctrl)
 {
@@ -457,8 +459,10 @@ static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 
 	/*
 	 * A connection lost with nothing in flight ended nothing; an I/O
-	 * command that timed out after the queues started (review m6) left
-	 * its queue stopped, whether or not the drain then succeeded.
+	 * command that timed out after the queues started left its queue
+	 * stopped (the end work stops the queues to end it), whether or not
+	 * the drain then succeeded: going live, the controller would keep a
+	 * dead queue.
 	 */
 	if (xrdma_setup_failed(ctrl)) {
 		ret = -ECONNRESET;
@@ -626,7 +630,10 @@ static void xrdma_stop_ctrl(struct nvme_ctrl *nctrl)
 
 	/* recovery may still schedule a reconnect: let it finish first */
 	flush_work(&ctrl->err_work);
-	/* and a port-up event that took it off its timer (review N3) */
+	/*
+	 * and a port-up event that took it off its timer, which would queue
+	 * it again past the cancel below
+	 */
 	xrdma_ctrl_list_barrier();
 	cancel_delayed_work_sync(&ctrl->reconnect_work);
 	cancel_work_sync(&ctrl->end_work);

@@ -90,7 +90,7 @@ bool xrdma_ctrl_is_duplicate(struct nvmf_ctrl_options *opts)
  * Call with xrdma_ctrl_mutex, which keeps the queue array (a controller
  * is unlisted before it is freed).  Reads each queue's snapshot of its
  * device, not its CM id: waiting for a queue's stop_lock here would hold
- * every connect and free behind a drain (review m-b).
+ * every connect and free behind a drain, which may take seconds.
  */
 static bool xrdma_ctrl_uses_device(struct xrdma_ctrl *ctrl,
 				   struct ib_device *ibdev, u32 port)

@@ -4,8 +4,8 @@
  * answering: the commands it holds, and a shutdown it ignores.
  *
  * A target is silent when nothing at all comes back from it, not when one
- * command is old (lifecycle review N7): a busy but live target keeps its
- * commands, the writeback of the namespaces going away and its shutdown.
+ * command is old: a busy but live target keeps its commands, the
+ * writeback of the namespaces going away and its shutdown.
  * Every queue notes when it last accepted a response (rx_at); a deletion
  * that finds a command older than the grace and no response since the
  * grace began asks the target with a Keep Alive before it gives up.
@@ -158,9 +158,10 @@ out_again:
  *
  * Each property access would wait for the admin timeout (60 s).  A
  * target that answered since the shutdown began is slow, not silent: it
- * gets what nvme-core's shutdown_timeout allows (review m-e).  The other
- * controllers of the target are told, so that their deletions do not
- * wait for a shutdown in vain too (xrdma_ctrls_note_silent()).
+ * gets what nvme-core's shutdown_timeout allows, not a shorter bound of
+ * ours, which would mark it silent.  The other controllers of the target
+ * are told, so that their deletions do not wait for a shutdown in vain
+ * too (xrdma_ctrls_note_silent()).
  */
 void xrdma_shutdown_work(struct work_struct *work)
 {

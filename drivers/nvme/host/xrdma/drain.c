@@ -24,8 +24,8 @@ static void xrdma_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /*
  * A drain that did not finish leaves the HCA free to run the WRs it still
- * holds, and the teardown is about to unmap and reuse their memory (review
- * m5).  RESET stops the QP whatever it holds, without completions.  A
+ * holds, and the teardown is about to unmap and reuse their memory.
+ * RESET stops the QP whatever it holds, without completions.  A
  * completion already in the CQ may still be handled: the stop fences the
  * handler running, and one started later finds no tags to match.
  */
@@ -108,8 +108,8 @@ static bool xrdma_drain_wait(struct xrdma_queue *queue, int n,
  * Both sides at once, as a single step, would let a LOCAL_INV's flush
  * come after the drain, into a request the teardown may have freed.  If
  * the drain fails, the QP is reset and false returned: a handler may
- * still be running (lifecycle review m-d), which the caller fences with
- * xrdma_queue_fence_cq().
+ * still be running, copying into memory the free is about to take, which
+ * the caller fences with xrdma_queue_fence_cq().
  *
  * Return: true if every WR completed and was handled.
  */

@@ -6,7 +6,7 @@
  * its pages with a REG_MR posted just before its SEND, and gives the MR
  * back when it completes: the target invalidated it, or our LOCAL_INV did.
  *
- * A post that failed half way is the exception (review m3): the REG_MR of
+ * A post that failed half way is the exception: the REG_MR of
  * a command may have been posted when its SEND was not.  The HCA may run
  * that REG_MR at any time until the QP is flushed, and it reads the MR's
  * page list when it does: back in the pool, the MR would be handed to the

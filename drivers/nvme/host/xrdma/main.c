@@ -88,7 +88,10 @@ static void xrdma_remove_one(struct ib_device *ibdev, void *client_data)
 	xrdma_delete_ctrls(ibdev);
 	/* rdma_cm's removal, after ours, waits for every id on the device */
 	xrdma_cm_release_parked(ibdev, true);
-	/* an id parked from now on is rdma_cm's to remove (review m-a) */
+	/*
+	 * an id parked from now on is rdma_cm's to remove, at once: its
+	 * removal would otherwise wait for the id's deadline
+	 */
 	xrdma_delay(XRDMA_DELAY_REMOVE_ONE);
 }
 

@@ -18,8 +18,8 @@
  * The pages are zeroed when allocated, and a slot's span is cleared when
  * its read ends, however it ends, so a target that answers success
  * without writing (or writing less) cannot hand the reader what an
- * earlier read left there (lifecycle review N6).  The CPU writes the
- * slots too, so they are mapped bidirectional.
+ * earlier read left there, perhaps another user's data.  The CPU writes
+ * the slots too, so they are mapped bidirectional.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -69,7 +69,7 @@ int xrdma_queue_post_recv(struct xrdma_queue *queue,
 /* Receives posted per ib_post_recv() call when the ring is filled. */
 #define XRDMA_RECV_BATCH	16
 
-/* Post the whole receive ring, XRDMA_RECV_BATCH WRs per call (review m18). */
+/* Post the whole receive ring, XRDMA_RECV_BATCH WRs per call, not one. */
 static int xrdma_queue_fill_recv(struct xrdma_queue *queue)
 {
 	struct ib_recv_wr wr[XRDMA_RECV_BATCH];
@@ -301,7 +301,7 @@ static void xrdma_queue_fit_inline(struct xrdma_queue *queue)
 /*
  * Undo xrdma_queue_create_ib() on a drained queue.  What a completion
  * handler may touch (the MRs, the read pool, the rings) goes only once the
- * CQ is freed, which waits out its last handler (lifecycle review m-d):
+ * CQ is freed, which waits out its last handler:
  * the MRs are taken off the QP first, as its destruction wants none of its
  * pool in use, and deregistered after.
  */
@@ -364,9 +364,9 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 			 queue->dev->max_inline_sge * SZ_4K));
 	xrdma_queue_fit_inline(queue);
 	/*
-	 * As many data SGEs as aligned 4 KiB pages fill it (review m17):
-	 * every send WQE carries room for them.  Less aligned data goes
-	 * through FRWR.
+	 * As many data SGEs as aligned 4 KiB pages fill it, no more: every
+	 * send WQE carries room for them.  Less aligned data goes through
+	 * FRWR.
 	 */
 	queue->inline_sge = DIV_ROUND_UP(queue->inline_size, SZ_4K);
 
@@ -522,7 +522,7 @@ int xrdma_queue_alloc(struct xrdma_ctrl *ctrl, int qid, u32 size)
 	 */
 	clear_bit(XRDMA_Q_CONNECTED, &queue->flags);
 	clear_bit(XRDMA_Q_LIVE, &queue->flags);
-	/* debugfs reads both at any time (review m14) */
+	/* debugfs reads both at any time, without a lock */
 	WRITE_ONCE(queue->size, size);
 	WRITE_ONCE(queue->crqsize, 0);
 
@@ -568,8 +568,8 @@ int xrdma_queue_start(struct xrdma_queue *queue)
 	 * Responses are matched to this queue's tags from now on, unless a
 	 * lost connection stopped the queue first (xrdma_end_work() stops
 	 * from the last queue down, the setup starts from the first up): the
-	 * tags are published and withdrawn under stop_lock, with the state
-	 * (review N5).
+	 * tags are published and withdrawn under stop_lock, with the state,
+	 * so that a queue stopped first never publishes them again.
 	 */
 	mutex_lock(&queue->stop_lock);
 	stopped = test_bit(XRDMA_Q_STOPPED, &queue->flags);
@@ -652,10 +652,11 @@ void xrdma_queue_stop(struct xrdma_queue *queue)
 		xrdma_delay(XRDMA_DELAY_QUEUE_STOP);
 		/*
 		 * Withdrawn once no completion handler runs: a response that
-		 * came in before the flush still finds its command (m-c).
+		 * came in before the flush still finds its command, instead
+		 * of counting as a bad response and ending the association.
 		 * After a drain timeout a handler may still run, copying into
 		 * a request the cancel would end: withdrawn first, so that no
-		 * handler starts on a command again, then fenced (m-d).
+		 * handler starts on a command again, then fenced.
 		 */
 		WRITE_ONCE(queue->tags, NULL);
 		if (!drained)
@@ -673,7 +674,10 @@ void xrdma_queue_free(struct xrdma_queue *queue)
 {
 	lockdep_assert_held(&queue->ctrl->teardown_lock);
 	mutex_lock(&queue->stop_lock);
-	/* a stopped queue matches no response (review N5) */
+	/*
+	 * a stopped queue matches no response: a later association must not
+	 * match one against tag maps a resize may have freed
+	 */
 	if (WARN_ON_ONCE(READ_ONCE(queue->tags)))
 		WRITE_ONCE(queue->tags, NULL);
 	if (test_and_clear_bit(XRDMA_Q_ALLOCATED, &queue->flags)) {

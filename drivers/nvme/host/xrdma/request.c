@@ -397,8 +397,8 @@ out_free_table:
  * Fail the commands whose WRs the HCA refused: no SEND went out, so the
  * target never saw them.  Their REG_MR, if any, may have been posted, and
  * may still run until the QP is flushed: their MRs stay out of the pool
- * until then (review m3).  The next WR is read before a command ends, as
- * its end may hand its PDU to a new command.
+ * until then.  The next WR is read before a command ends, as its end may
+ * hand its PDU to a new command.
  */
 static void xrdma_fail_unposted(struct xrdma_queue *queue,
 				const struct ib_send_wr *bad)
@@ -488,7 +488,7 @@ static void xrdma_build_send(struct xrdma_queue *queue,
 {
 	u64 dma = xrdma_sqe_dma(queue, slot);
 
-	/* the slot is the device's since its last SEND (review m15) */
+	/* the slot is the device's since its last SEND: synced back first */
 	ib_dma_sync_single_for_cpu(queue->dev->ibdev, dma, sizeof(*cmd),
 				   DMA_TO_DEVICE);
 	memcpy(&queue->sqes[slot], cmd, sizeof(*cmd));
@@ -573,7 +573,7 @@ static blk_status_t xrdma_prep_rq(struct xrdma_queue *queue,
 		 * waits for its requests.  End them as a path error
 		 * (multipath fails them over, otherwise they fail after
 		 * nvme-core's retries) rather than requeue them until
-		 * ctrl_loss_tmo (review m8).
+		 * ctrl_loss_tmo, the resize stalled all that time.
 		 */
 		if (queue->qid >= READ_ONCE(nctrl->queue_count)) {
 			xrdma_qwarn_rl(queue, "queue not granted again: failing its requests\n");
@@ -605,7 +605,10 @@ static blk_status_t xrdma_prep_rq(struct xrdma_queue *queue,
 	atomic_set(&req->waiting, XRDMA_REQ_SEND | XRDMA_REQ_RESP);
 	xrdma_build_wrs(queue, req, rq);
 	nvme_start_request(rq);
-	/* the stop and its cancel may come now, before the link (review N4) */
+	/*
+	 * the stop and its cancel may come now, before the link: both may
+	 * want to end this request, and only the one that claims it does
+	 */
 	if (queue->qid)
 		xrdma_delay(XRDMA_DELAY_QUEUE_RQ);
 	trace_xrdma_queue_rq(queue, rq, req->kind);
@@ -762,9 +765,9 @@ static void xrdma_aen_send_done(struct ib_cq *cq, struct ib_wc *wc)
  *
  * The AER has no blk-mq tag: it uses the admin ring slot past the tag set
  * (command id NVME_AQ_BLK_MQ_DEPTH) so its response is recognised.
- * Nothing would post it again before the next reconnect (review m4): a
- * post that fails starts error recovery, after which nvme core, once the
- * controller is live again, asks for it anew.
+ * Nothing would post it again before the next reconnect, so a post that
+ * fails starts error recovery, after which nvme core, once the controller
+ * is live again, asks for it anew.
  */
 void xrdma_submit_async_event(struct nvme_ctrl *nctrl)
 {

@@ -173,7 +173,7 @@ enum xrdma_queue_flags {
  * @on_ibdev: the RDMA device of the connection while the queue is
  *	allocated, else NULL: compared, never followed, by the device and
  *	port walks, which hold xrdma_ctrl_mutex and must not wait for
- *	@stop_lock (lifecycle review m-b)
+ *	@stop_lock, which a drain may hold for seconds
  * @on_port: the port of that connection
  * @debugfs: this queue's debugfs directory
  * @connect_work: sets up an I/O queue's connection on xrdma_connect_wq
@@ -325,7 +325,7 @@ union xrdma_sockaddr {
  * @queues: queue array, index = qid, one entry per queue the options allow
  * @nr_queue_slots: entries in @queues, fixed at creation: the free of a
  *	controller whose creation failed runs after fabrics freed the options
- *	(a parked CM id may hold the last reference, lifecycle review N1)
+ *	(a parked CM id may hold the last reference)
  * @tag_set: I/O tag set
  * @admin_tag_set: admin tag set
  * @err_work: error recovery
@@ -504,8 +504,9 @@ static inline void xrdma_queue_pend_reset(struct xrdma_queue *queue)
 
 /*
  * In-capsule data bytes the target takes after the command: IOCCSZ is in
- * 16-byte units and the target's to choose, so computed in u64 (review
- * m11) and capped; xrdma_queue_create_ib() caps it by the device.
+ * 16-byte units and the target's to choose, so computed in u64 (a u32
+ * product wraps) and capped; xrdma_queue_create_ib() caps it by the
+ * device.
  */
 static inline u32 xrdma_ctrl_icd_bytes(const struct xrdma_ctrl *ctrl)
 {
