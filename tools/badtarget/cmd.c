@@ -222,7 +222,8 @@ static void prop_set(struct queue *q, int i, struct ctrl *ct)
 	if (val & (3 << 14) && scenario == S_SLOW_WRITE) {
 		/*
 		 * A shutdown in progress for SLOW_SHN_MS, while every property
-		 * read is answered: slow, not silent (lifecycle review m-e).
+		 * read is answered: slow, not silent, so a deletion waits
+		 * for it.
 		 */
 		ct->csts = (ct->csts & ~0xcu) | 0x4;
 		due_in(&ct->shn_due, SLOW_SHN_MS);
@@ -345,8 +346,8 @@ static bool setup_timeout(struct queue *q, int i, uint64_t slba)
 /*
  * timeout-storm: hold every Read of the second MiB (LBAs 2048 to 4095) on
  * the first association that gets one, answer them on the next ones: a
- * host that sent a queue full of them times them all out at once (review
- * m16).  True if slot @i is held.
+ * host that sent a queue full of them times them all out at once, and must
+ * not flood its log with a line for each.  True if slot @i is held.
  */
 static bool timeout_storm(struct queue *q, int i, uint64_t slba)
 {
@@ -367,7 +368,7 @@ static bool timeout_storm(struct queue *q, int i, uint64_t slba)
  * read-no-data: a Read of the third MiB gets a success response and no
  * data at all, so the host's buffer keeps whatever it held: a host that
  * reads through buffers it reuses must not hand their old contents to the
- * reader (lifecycle review N6).  True if slot @i was answered.
+ * reader, perhaps another user's data.  True if slot @i was answered.
  */
 static bool read_no_data(struct queue *q, int i, uint64_t slba)
 {
@@ -385,7 +386,7 @@ static bool read_no_data(struct queue *q, int i, uint64_t slba)
  * slow-write: the first Write whose data arrived is answered SLOW_WRITE_MS
  * late (slow_write_due(), from the event loop), every other command at
  * once: a live target that is slow with one command, which a deletion
- * must not take for a dead one (lifecycle review N7).
+ * must not take for a dead one.
  */
 static struct queue *slow_q;
 static int slow_i;
@@ -428,7 +429,8 @@ void slow_write_forget(struct queue *q)
  * live, and the association is disconnected when the Read comes again on
  * it (the host lets it through queue 1 during the setup), or 2 s after
  * the held Connect.  Every failed setup takes that Read back: a host must
- * not spend one of the Read's retries each time (issue 28 §2).
+ * not spend one of the Read's retries each time, or a few failed setups
+ * would fail it long before ctrl_loss_tmo.
  */
 static int drop_cntlid = -1;	/* the association to disconnect */
 static int drop_count;
@@ -636,7 +638,7 @@ static bool dreq_mid_io(struct queue *q, int i, bool write)
  *                    (both: the first Read of PROBE_LBA);
  * write-to-write     a WRITE into a Write's buffer through its own
  *                    connection: refused by a host whose registration
- *                    grants only the access the command needs (review m12).
+ *                    grants only the access the command needs.
  * The completion says which (poll_cq()).
  */
 static const char *foreign_op;	/* "read" or "write": a failed completion
