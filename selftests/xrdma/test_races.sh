@@ -3,72 +3,78 @@
 #
 # Two actors of the controller life cycle at once, each window held open
 # by a delay point (/sys/kernel/debug/nvme-xrdma/delay/, delay.c), so that
-# the interleaving happens on every run (lifecycle review):
-# - N1: a creation that fails while its port is down parks the admin
-#   queue's CM id, which holds a controller reference; fabrics frees the
-#   options when the creation returns, and the parked id, released once
-#   the port is back, drops the last reference: the free must not read
-#   the options (slub poison made it walk past the queue array);
-# - N2: an RDMA device removed while a disconnected controller is being
-#   freed: the removal walks the controller list and must not find the
-#   controller whose queues are gone;
-# - N3: a controller deleted while a port-up event is taking its waiting
-#   reconnect off the timer to run it now: no reconnect may run once the
-#   deletion began, nor outlive the controller;
-# - N4: a read started and held before it is linked to its queue
-#   (delay point queue_rq) while its controller's deletion, its target
-#   silent, stops the queue and ends the commands: the cancel ends the
-#   read, and the submitter, finding its queue stopped, must not end it
-#   a second time (blk-mq WARNs on a request freed twice);
-# - N5: a connection of a setup lost (tools/badtarget idle-dreq) before
-#   the I/O queues' fabrics Connects, held back meanwhile: the abort stops
-#   every queue first, and a stopped queue must not publish its tags
-#   (xrdma_queue_free() warns if a queue is freed with them published);
-# - N8: a reconnect granted fewer I/O queues, its resize of the tag set
-#   held (delay point resize) while the attempt's connections are lost:
-#   the end work's walk of the tag set must wait for the resize, which
-#   reallocates the maps it walks;
-# - m-a: a setup on an RDMA device being removed, after our client let
-#   go of the device (delay point remove_one), fails with its port down
-#   and parks its admin queue's CM id: rdma_cm's removal must end the
-#   parked id at once, not wait for its 60 s deadline;
-# - m-b: an RDMA device removed while a reset's queue stop is held in its
-#   drain: the removal walks the controllers holding their list's mutex,
-#   which connects and frees need too, and must not wait for the stop;
-# - m-c: a reset while the handler of one read's response is held before
-#   it copies the data out of the read pool, the other read's response
-#   queued behind it: the stop withdraws the queue's tags only once its
-#   drain is through, so the queued response still finds its command
+# the interleaving happens on every run.  Each is named (XRDMA_RACES) after
+# the interleaving it holds open:
+# - parked-free: a creation that fails while its port is down parks the
+#   admin queue's CM id, which holds a controller reference; fabrics frees
+#   the options when the creation returns, and the parked id, released once
+#   the port is back, drops the last reference: the free must not read the
+#   options (slub poison made it walk past the queue array);
+# - remove-during-free: an RDMA device removed while a disconnected
+#   controller is being freed: the removal walks the controller list and
+#   must not find the controller whose queues are gone;
+# - delete-during-port-up: a controller deleted while a port-up event is
+#   taking its waiting reconnect off the timer to run it now: no reconnect
+#   may run once the deletion began, nor outlive the controller;
+# - end-during-submit: a read started and held before it is linked to its
+#   queue (delay point queue_rq) while its controller's deletion, its target
+#   silent, stops the queue and ends the commands: the cancel ends the read,
+#   and the submitter, finding its queue stopped, must not end it a second
+#   time (blk-mq WARNs on a request freed twice);
+# - stop-before-connect: a connection of a setup lost (tools/badtarget
+#   idle-dreq) before the I/O queues' fabrics Connects, held back meanwhile:
+#   the abort stops every queue first, and a stopped queue must not publish
+#   its tags (xrdma_queue_free() warns if a queue is freed with them
+#   published);
+# - end-during-resize: a reconnect granted fewer I/O queues, its resize of
+#   the tag set held (delay point resize) while the attempt's connections
+#   are lost: the end work's walk of the tag set must wait for the resize,
+#   which reallocates the maps it walks;
+# - park-during-removal: a setup on an RDMA device being removed, after our
+#   client let go of the device (delay point remove_one), fails with its
+#   port down and parks its admin queue's CM id: rdma_cm's removal must end
+#   the parked id at once, not wait for its 60 s deadline;
+# - removal-during-stop: an RDMA device removed while a reset's queue stop
+#   is held in its drain: the removal walks the controllers holding their
+#   list's mutex, which connects and frees need too, and must not wait for
+#   the stop;
+# - reset-behind-handler: a reset while the handler of one read's response
+#   is held before it copies the data out of the read pool, the other read's
+#   response queued behind it: the stop withdraws the queue's tags only once
+#   its drain is through, so the queued response still finds its command
 #   (before the fix: "bad response (no command sent yet)");
-# - m-d: a reset whose I/O queue drain times out (fault/drain) while the
-#   handler of a read's response is held before it copies the data out of
-#   the read pool: the stop must wait out that handler before the cancel
-#   ends the read and the free takes the pool (before the fix, the handler
-#   woke to a freed pool and oopsed); the read returns what was written.
+# - drain-timeout-in-handler: a reset whose I/O queue drain times out
+#   (fault/drain) while the handler of a read's response is held before it
+#   copies the data out of the read pool: the stop must wait out that
+#   handler before the cancel ends the read and the free takes the pool
+#   (before the fix, the handler woke to a freed pool and oopsed); the read
+#   returns what was written.
 # - qp-read: a read of the admin queue's qp_ack_timeout and qp_retry_count
 #   (sysfs, any user) while a reset's stop of the admin queue is held
 #   after its drain, stop_lock held: the read shows what the connection
 #   was given, at once; it must not wait for the stop (the values used to
 #   be asked of the device under stop_lock, on some devices a firmware
 #   command that a wedged device leaves a stop waiting on).
-# - a LOCAL_INV posted during a deletion's drain: against a target that
-#   never invalidates remotely (tools/badtarget no-inv), two reads
+# - linv: a LOCAL_INV posted during a deletion's drain: against a target
+#   that never invalidates remotely (tools/badtarget no-inv), two reads
 #   answered, the handler of the first (through the read pool) held at
-#   rsp_copy, the second's (FRWR) queued behind it, the target then
-#   stopped; the deletion finds it silent and stops the queues during the
-#   hold, so the second read's handler runs inside the drain and posts
-#   its LOCAL_INV on the flushed QP.  The poller is held once it reaped
-#   the drain's last marker (delay point drain_done) while the deletion
-#   frees the tag set and then the queue: the LOCAL_INV's flush must be
-#   handled before the drain returns, not by that poller afterwards,
-#   through the freed request (before the fix: a NULL call in
-#   __ib_process_cq(), init_on_free having zeroed the request's pages).
+#   rsp_copy, the second's (FRWR) queued behind it, the target then stopped;
+#   the deletion finds it silent and stops the queues during the hold, so
+#   the second read's handler runs inside the drain and posts its LOCAL_INV
+#   on the flushed QP.  The poller is held once it reaped the drain's last
+#   marker (delay point drain_done) while the deletion frees the tag set and
+#   then the queue: the LOCAL_INV's flush must be handled before the drain
+#   returns, not by that poller afterwards, through the freed request
+#   (before the fix: a NULL call in __ib_process_cq(), init_on_free having
+#   zeroed the request's pages).
 # Each subtest checks the kernel log for what the window must show, so a
 # subtest that did not reach its window fails instead of passing.
 #
 # The second path (a dummy netdev with its own rxe device) is the one
 # taken down: rxe's GSI QP may wedge when a CM message meets its netdev
-# going down, and the path goes at the end.  XRDMA_RACES=n1,n3 runs some.
+# going down, and the path goes at the end.
+# XRDMA_RACES=parked-free,delete-during-port-up runs some, by the names
+# above.
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -85,7 +91,11 @@ readonly NETDEV_C=xrdma-rig5
 readonly RXE_C=${RIG_PROVIDER}5
 readonly IP_C=198.18.1.1
 readonly PORT_C=15
-readonly RACES=${XRDMA_RACES:-n1,n2,n3,n4,n5,n8,ma,mb,mc,md,qp-read,linv}
+ALL_RACES=parked-free,remove-during-free,delete-during-port-up
+ALL_RACES+=,end-during-submit,stop-before-connect,end-during-resize
+ALL_RACES+=,park-during-removal,removal-during-stop,reset-behind-handler
+ALL_RACES+=,drain-timeout-in-handler,qp-read,linv
+readonly RACES=${XRDMA_RACES:-$ALL_RACES}
 readonly QID_MAX=$RIG_NVMET/subsystems/$RIG_NQN_RAM/attr_qid_max
 readonly BT_PORT=4425
 readonly BT_NQN=nqn.2026-11.io.xrdma:races
@@ -211,14 +221,15 @@ connect_parks() {
 	return "$rc"
 }
 
-# N1: connect through path B, the setup held after its admin queue is
-# live; path B goes down meanwhile, the creation fails and parks the admin
-# queue's CM id; then the port comes back and the parked id is released.
-t_n1() {
+# parked-free: connect through path B, the setup held after its admin queue
+# is live; path B goes down meanwhile, the creation fails and parks the
+# admin queue's CM id; then the port comes back and the parked id is
+# released.
+t_parked_free() {
 	local rc=0
-	race n1 || return
+	race parked-free || return
 	ktap_require PATH_B "no path B" || return
-	race_mark n1
+	race_mark parked-free
 	connect_parks "$IP_B" $((3000 * SCALE)) link_b down || rc=1
 	link_b up || rc=1
 	# the parked work looks every 500 ms; the free follows the release
@@ -230,14 +241,14 @@ t_n1() {
 	return "$rc"
 }
 
-# N2: a disconnect's free held once the queue array is gone, while
-# another RDMA device is added and removed.
-t_n2() {
+# remove-during-free: a disconnect's free held once the queue array is gone,
+# while another RDMA device is added and removed.
+t_remove_during_free() {
 	local c rc=0
-	race_begin_c n2 || return
+	race_begin_c remove-during-free || return
 	c=$CTRL
 	delay_set queues_free $((3000 * SCALE)) || return 1
-	nvme disconnect -d "$c" >"$TEST_TMP/n2.disconnect" 2>&1 &
+	nvme disconnect -d "$c" >"$TEST_TMP/free.disconnect" 2>&1 &
 	BG_PID=$!
 	wait_for $((20 * SCALE)) logged "delay point queues_free" || {
 		echo "the free never reached the queues_free delay point"
@@ -258,24 +269,24 @@ t_n2() {
 	return "$rc"
 }
 
-# N3: a controller on path B waits out a long reconnect_delay; path B
-# comes back, and while the port-up event holds the reconnect it took off
-# the timer, the controller is deleted.
-t_n3() {
+# delete-during-port-up: a controller on path B waits out a long
+# reconnect_delay; path B comes back, and while the port-up event holds the
+# reconnect it took off the timer, the controller is deleted.
+t_delete_during_port_up() {
 	local c rc=0
-	race n3 || return
+	race delete-during-port-up || return
 	ktap_require PATH_B "no path B" || return
 	NVME_TRADDR=$IP_B connect_subsys "$TR" "$RIG_NQN_RAM" \
 		--reconnect-delay=60 --ctrl-loss-tmo=600 || return 1
 	c=$CTRL
-	race_mark n3
+	race_mark delete-during-port-up
 	link_b down || rc=1
 	# the teardown holds the release up to 10 s for the port to come back
 	wait_for $((30 * SCALE)) logged "$c: reconnect attempt 1 .* in 60 s" || {
 		echo "$c never scheduled its reconnect"
 		rc=1
 	}
-	race_mark n3-up
+	race_mark port-back
 	delay_set port_up $((3000 * SCALE)) || return 1
 	link_b up || rc=1
 	wait_for $((20 * SCALE)) logged "delay point port_up" || {
@@ -295,13 +306,14 @@ t_n3() {
 	return "$rc"
 }
 
-# N5: a new controller to badtarget idle-dreq: I/O queue 1 is disconnected
-# while queue 2 connects; the fabrics Connects wait at io_start meanwhile,
-# so the abort has stopped every queue before the first Connect.
-t_n5() {
-	local log=$TEST_TMP/bt.n5.log rc=0
-	race n5 || return
-	race_mark n5
+# stop-before-connect: a new controller to badtarget idle-dreq: I/O queue 1
+# is disconnected while queue 2 connects; the fabrics Connects wait at
+# io_start meanwhile, so the abort has stopped every queue before the first
+# Connect.
+t_stop_before_connect() {
+	local log=$TEST_TMP/bt.stop-before-connect.log rc=0
+	race stop-before-connect || return
+	race_mark stop-before-connect
 	"$BADTARGET" --port "$BT_PORT" --nqn "$BT_NQN" --scenario idle-dreq \
 		>"$log" 2>&1 &
 	BT_PID=$!
@@ -328,13 +340,13 @@ t_n5() {
 	return "$rc"
 }
 
-# N4: a controller on badtarget, which then stops (SIGSTOP) with a read
-# in flight; a second read held 5 s at queue_rq, started and not linked;
-# meanwhile the controller is deleted, and a second later, the first
+# end-during-submit: a controller on badtarget, which then stops (SIGSTOP)
+# with a read in flight; a second read held 5 s at queue_rq, started and not
+# linked; meanwhile the controller is deleted, and a second later, the first
 # read stale and the target silent, the deletion ends the commands.
-t_n4() {
-	local log=$TEST_TMP/bt.n4.log c dev a b order rc=0
-	race n4 || return
+t_end_during_submit() {
+	local log=$TEST_TMP/bt.end-during-submit.log c dev a b order rc=0
+	race end-during-submit || return
 	"$BADTARGET" --port "$BT_PORT" --nqn "$BT_NQN" >"$log" 2>&1 &
 	BT_PID=$!
 	badtarget_listening "$log" || return 1
@@ -342,11 +354,11 @@ t_n4() {
 		return 1
 	c=$CTRL
 	dev=$(nvme_wait_ns "$c") || return 1
-	race_mark n4
+	race_mark end-during-submit
 	kill -STOP "$BT_PID"
 	dd if="$dev" of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null &
 	a=$!
-	mkfifo "$TEST_TMP/n4.fifo" || return 1
+	mkfifo "$TEST_TMP/end-during-submit.fifo" || return 1
 	sleep 1.5
 	# The deletion is set off now and runs into the hold: while the CPU
 	# of the held read spins, a program to start or a file of the shared
@@ -354,7 +366,7 @@ t_n4() {
 	# that CPU), so only builtins on tmpfs: a 1.5 s read of a silent FIFO,
 	# then the write to sysfs.
 	(
-		exec 3<>"$TEST_TMP/n4.fifo"
+		exec 3<>"$TEST_TMP/end-during-submit.fifo"
 		read -rt 1.5 -u 3
 		echo 1 >"/sys/class/nvme/$c/delete_controller"
 	) &
@@ -393,18 +405,18 @@ t_n4() {
 	return "$rc"
 }
 
-# N8: a controller with two I/O queues; the subsystem's qid_max lowered
-# to 1, on which nvmet drops it: the reconnect, granted one, resizes the
-# tag set and is held 3 s there; meanwhile the port drops the subsystem,
-# and the end work ends the attempt, which it logs once it walked the tag
-# set.
-t_n8() {
+# end-during-resize: a controller with two I/O queues; the subsystem's
+# qid_max lowered to 1, on which nvmet drops it: the reconnect, granted one,
+# resizes the tag set and is held 3 s there; meanwhile the port drops the
+# subsystem, and the end work ends the attempt, which it logs once it walked
+# the tag set.
+t_end_during_resize() {
 	local c order rc=0
-	race n8 || return
+	race end-during-resize || return
 	connect_subsys "$TR" "$RIG_NQN_RAM" -i 2 --reconnect-delay=1 ||
 		return 1
 	c=$CTRL
-	race_mark n8
+	race_mark end-during-resize
 	QID_MAX0=$(<"$QID_MAX")
 	delay_set resize $((3000 * SCALE)) || return 1
 	echo 1 >"$QID_MAX" || rc=1
@@ -434,17 +446,17 @@ t_n8() {
 	return "$rc"
 }
 
-# m-a: device C, with an nvmet port on it, removed; our client's removal
-# held 10 s at remove_one after it released the device's parked ids.
-# Meanwhile a connect through device C, held at io_setup, its netdev
-# taken down: the creation fails and parks the admin queue's CM id.
-t_ma() {
+# park-during-removal: device C, with an nvmet port on it, removed; our
+# client's removal held 10 s at remove_one after it released the device's
+# parked ids. Meanwhile a connect through device C, held at io_setup, its
+# netdev taken down: the creation fails and parks the admin queue's CM id.
+t_park_during_removal() {
 	local hold=$((10000 * SCALE)) t0 ms rc=0
-	race ma || return
+	race park-during-removal || return
 	((hold <= 30000)) || hold=30000
 	rig_add_path "$NETDEV_C" "$RXE_C" "$IP_C" "$PORT_C" || return 1
 	PATH_C=1
-	race_mark ma
+	race_mark park-during-removal
 	delay_set remove_one "$hold" || return 1
 	t0=$(now_ms)
 	rdma link delete "$RXE_C" &
@@ -479,15 +491,16 @@ t_ma() {
 	return "$rc"
 }
 
-# m-b: a reset whose queue stops are each held 6 s, and meanwhile another
-# RDMA device added and removed: the removal must not wait for the stop.
-t_mb() {
+# removal-during-stop: a reset whose queue stops are each held 6 s, and
+# meanwhile another RDMA device added and removed: the removal must not wait
+# for the stop.
+t_removal_during_stop() {
 	local c t0 ms rc=0
-	race_begin_c mb || return
+	race_begin_c removal-during-stop || return
 	c=$CTRL
 	rig_rdma_link_add "$RXE_C" "$NETDEV_C" || rc=1
 	delay_set queue_stop $((6000 * SCALE)) || return 1
-	nvme reset "/dev/$c" >"$TEST_TMP/mb.reset" 2>&1 &
+	nvme reset "/dev/$c" >"$TEST_TMP/stop.reset" 2>&1 &
 	BG_PID=$!
 	wait_for $((20 * SCALE)) logged "delay point queue_stop" || {
 		echo "the reset never reached the queue_stop delay point"
@@ -540,23 +553,24 @@ reset_while_held() {
 	return "$rc"
 }
 
-# m-c: two 4 KiB reads at once; the first response's handler held 3 s
-# (less than the drain's 5 s) before its copy-out, and a reset meanwhile.
-t_mc() {
-	local c dev a b in=$TEST_TMP/mc.in rc=0
-	race mc || return
+# reset-behind-handler: two 4 KiB reads at once; the first response's
+# handler held 3 s (less than the drain's 5 s) before its copy-out, and a
+# reset meanwhile.
+t_reset_behind_handler() {
+	local c dev a b in=$TEST_TMP/read.in rc=0
+	race reset-behind-handler || return
 	connect_pooled || return 1
 	c=$CTRL
 	dev=$(nvme_wait_ns "$c") || return 1
 	head -c 8192 /dev/urandom >"$in"
 	dd if="$in" of="$dev" bs=8k count=1 oflag=direct status=none ||
 		return 1
-	race_mark mc
+	race_mark reset-behind-handler
 	delay_set rsp_copy 3000 || return 1
-	dd if="$dev" of="$TEST_TMP/mc.0" bs=4k count=1 iflag=direct \
+	dd if="$dev" of="$TEST_TMP/read.0" bs=4k count=1 iflag=direct \
 		status=none &
 	a=$!
-	dd if="$dev" of="$TEST_TMP/mc.1" bs=4k count=1 skip=1 iflag=direct \
+	dd if="$dev" of="$TEST_TMP/read.1" bs=4k count=1 skip=1 iflag=direct \
 		status=none &
 	b=$!
 	reset_while_held "$c" || rc=1
@@ -564,7 +578,7 @@ t_mc() {
 		echo "a read failed"
 		rc=1
 	fi
-	cat "$TEST_TMP/mc.0" "$TEST_TMP/mc.1" | cmp - "$in" || rc=1
+	cat "$TEST_TMP/read.0" "$TEST_TMP/read.1" | cmp - "$in" || rc=1
 	nvme_wait_state "$c" live $((60 * SCALE)) || rc=1
 	logged "delay point rsp_copy: released" || rc=1
 	if logged "bad response|drain timed out"; then
@@ -577,17 +591,17 @@ t_mc() {
 	return "$rc"
 }
 
-# m-d CQ_WORKQUEUE: one 4 KiB read through the read pool (one slot per
-# tag), its response's handler held 3 s; a reset meanwhile, its I/O
-# queue's drain failing at once.  With 1 the handler runs on the CQ's
-# workqueue, the reset's drain gives up while it is held, and the stop
-# must wait it out.  With 0 it runs in softirq, and the reset's quiesce
-# (an RCU grace period) waits the handler out before the drain: that run
-# checks that the fence of an idle irq_poll works and costs no data.
-t_md() {
+# drain-timeout-in-handler CQ_WORKQUEUE: one 4 KiB read through the read
+# pool (one slot per tag), its response's handler held 3 s; a reset
+# meanwhile, its I/O queue's drain failing at once.  With 1 the handler runs
+# on the CQ's workqueue, the reset's drain gives up while it is held, and
+# the stop must wait it out.  With 0 it runs in softirq, and the reset's
+# quiesce (an RCU grace period) waits the handler out before the drain: that
+# run checks that the fence of an idle irq_poll works and costs no data.
+t_drain_timeout_in_handler() {
 	local wq=$1 c dev pid rc=0
-	local fault out=$TEST_TMP/md.out in=$TEST_TMP/md.in
-	race md || return
+	local fault out=$TEST_TMP/drain.out in=$TEST_TMP/drain.in
+	race drain-timeout-in-handler || return
 	connect_pooled "$wq" || return 1
 	c=$CTRL
 	fault=/sys/kernel/debug/nvme-xrdma/$c/fault
@@ -595,7 +609,7 @@ t_md() {
 	head -c 4096 /dev/urandom >"$in"
 	dd if="$in" of="$dev" bs=4k count=1 oflag=direct status=none ||
 		return 1
-	race_mark md
+	race_mark drain-timeout-in-handler
 	echo 1 >"$fault/drain" || return 1
 	delay_set rsp_copy $((3000 * SCALE)) || return 1
 	dd if="$dev" of="$out" bs=4k count=1 iflag=direct status=none &
@@ -776,17 +790,17 @@ t_leak() {
 }
 
 ktap_run "module loaded, path B added" t_path_b
-ktap_run "N1: a creation failing with its port down, its parked CM id released later" t_n1
-ktap_run "N2: an RDMA device removed while a controller is freed" t_n2
-ktap_run "N3: a controller deleted while a port-up event queues its reconnect" t_n3
-ktap_run "N4: a command ended by a deletion while its submitter is held" t_n4
-ktap_run "N5: a queue stopped before its fabrics Connect publishes no tags" t_n5
-ktap_run "N8: a reconnect's resize of the tag set while its attempt ends" t_n8
-ktap_run "m-a: a CM id parked while rdma_cm's device removal is due" t_ma
-ktap_run "m-b: an RDMA device removed while a queue stop is held" t_mb
-ktap_run "m-c: a response queued behind a held handler during a reset" t_mc
-ktap_run "m-d: a drain timing out while a read's response is in its handler" t_md 1
-ktap_run "m-d: the same on softirq CQs: a fence of an idle irq_poll" t_md 0
+ktap_run "a creation failing with its port down, its parked CM id released later" t_parked_free
+ktap_run "an RDMA device removed while a controller is freed" t_remove_during_free
+ktap_run "a controller deleted while a port-up event queues its reconnect" t_delete_during_port_up
+ktap_run "a command ended by a deletion while its submitter is held" t_end_during_submit
+ktap_run "a queue stopped before its fabrics Connect publishes no tags" t_stop_before_connect
+ktap_run "a reconnect's resize of the tag set while its attempt ends" t_end_during_resize
+ktap_run "a CM id parked while rdma_cm's device removal is due" t_park_during_removal
+ktap_run "an RDMA device removed while a queue stop is held" t_removal_during_stop
+ktap_run "a response queued behind a held handler during a reset" t_reset_behind_handler
+ktap_run "a drain timing out while a read's response is in its handler" t_drain_timeout_in_handler 1
+ktap_run "the same on softirq CQs: a fence of an idle irq_poll" t_drain_timeout_in_handler 0
 ktap_run "QP attributes read while the admin queue's stop is held" t_qp_read
 ktap_run "a LOCAL_INV posted during a deletion's drain, the tag set freed before the CQ" t_linv
 ktap_run "RDMA resources and module refs back to baseline" t_leak
