@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The system going down while controllers keep reconnecting (issue 12 §5),
-# the host's half: after the guest that ran prepare.sh powered itself off,
-# read its console log.
+# The system going down while controllers keep reconnecting (it must not
+# hang: a guest with a dead target reboots in seconds), the host's half:
+# after the guest that ran prepare.sh powered itself off, read its
+# console log.
 #
 #   check.sh GUEST_OUTPUT CONSOLE_LOG
 #

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The system going down while controllers keep reconnecting to a target
-# that is gone (issue 12 §5), the guest's half. tools/vm/selftests runs it
-# as the whole job of a guest of its own, not through run_selftests.sh,
+# that is gone (they must stop reconnecting and let it go down in
+# seconds), the guest's half. tools/vm/selftests runs it as the whole job
+# of a guest of its own, not through run_selftests.sh,
 # whose rig teardown would delete the controllers first:
 #
 #   - N controllers to the rig's RAM subsystem, reconnect_delay 1 s and

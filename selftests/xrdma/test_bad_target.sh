@@ -26,7 +26,7 @@
 #                   byte, recfmt 0x1234, none): each fails, logged
 #   est-dreq        DREQ right after ESTABLISHED: the connect fails at
 #                   once (within 8 s of the DREQ), not by the Connect's
-#                   timeout (review m7)
+#                   timeout
 #   silent          no command is ever answered: the connect fails after
 #                   the admin timeout
 #                   (both with the admin timeout lowered to 10 s)
@@ -36,12 +36,13 @@
 #                   the controller stays live, I/O verified
 #   dreq-mid-io     DREQ in the middle of a 1 MiB write: recovery, the
 #                   write completes after the reconnect, data intact
-#   mqes-shrink     CAP.MQES 127 then 31 after a reset (review M5): the
+#   mqes-shrink     CAP.MQES 127 then 31 after a reset, below the tag
+#                   set's depth, which a module cannot lower: the
 #                   reconnect is refused with a log line naming the depth,
 #                   or the controller works at depth 64 without a WARN
 #   early-rsp       a response on queues 0 and 1 right after the accept,
 #                   before their fabrics Connect, on queue 1 before the
-#                   I/O tag set exists (review M3): no crash, "bad
+#                   I/O tag set exists: no crash, "bad
 #                   response" logged
 #   idle-dreq       DREQ on I/O queue 1, idle, while queue 2 connects: the
 #                   connect fails at once (within 15 s of the DREQ), not
@@ -52,13 +53,13 @@
 #                   the Read's rkey: refused (remote access error at the
 #                   target), recovery
 #   huge-ioccsz     IOCCSZ 0x10000005, whose 16-byte units overflow 32
-#                   bits (review m11): the in-capsule size is the
+#                   bits: the in-capsule size is the
 #                   device's limit, not the 16 bytes of a wrapped product
 #   replay-old-cid  a Read held unanswered until the host times it out
 #                   (I/O timeout lowered to 5 s), cancels it and
 #                   reconnects; then its command id on the new
 #                   association, to the idle tag and over the next Read
-#                   that reuses the tag (review M2): each refused as a bad
+#                   that reuses the tag: each refused as a bad
 #                   response with a recovery, never completing a request,
 #                   live again within 15 s (not after a drain timeout),
 #                   the held Read retried and I/O verified; queue 1
@@ -67,8 +68,8 @@
 #   read-from-read, write-to-write  an RDMA READ from a Read's buffer (the
 #                   test's own, after LIVE), an RDMA WRITE into a Write's
 #                   buffer, each through the command's own connection
-#                   with its rkey (review m12: a registration grants only
-#                   the access its command needs): refused (remote access
+#                   with its rkey (a registration grants only the access
+#                   its command needs): refused (remote access
 #                   error), recovery
 #   timeout-storm   a queue full (64) of Reads held, I/O timeout 5 s: they
 #                   time out at once (counted by the xrdma_timeout trace
@@ -79,7 +80,7 @@
 #                   are retried and answered after the recovery
 #   setup-timeout   a Read held on a live association and its retry held
 #                   again while the next association is set up, I/O
-#                   timeout 5 s (review m6). With nvme-core's max_retries
+#                   timeout 5 s. With nvme-core's max_retries
 #                   at 1 the timeout in the setup fails the Read and the
 #                   drain succeeds: the setup must still end, not go LIVE
 #                   with the stopped queue (which recovered at the first
@@ -89,15 +90,17 @@
 #                   Read succeed within 25 s
 #   read-no-data    Reads of the third MiB answered with success and no
 #                   data, the read pool on: the reader gets none of what
-#                   earlier reads left in the pool (lifecycle review N6)
+#                   earlier reads left in the pool (another user's data,
+#                   perhaps)
 #   slow-write      a Write answered 2 s late, the controller deleted
 #                   meanwhile: a slow target is not a dead one, the Write
-#                   succeeds and the target gets its shutdown (review N7),
-#                   which it takes 2 s over while it answers: the
-#                   deletion waits for it (review m-e)
+#                   succeeds and the target gets its shutdown, which it
+#                   takes 2 s over while it answers: the deletion waits
+#                   for it
 #   drop-setups     a Read answered by a disconnect, then six setups that
 #                   let it through and fail: it is taken back without
-#                   spending a retry each time, and succeeds (issue 28 §2)
+#                   spending a retry each time, and succeeds (long before
+#                   ctrl_loss_tmo)
 #   no-inv          no response invalidates the host's rkey, as from a
 #                   target that never invalidates remotely: every FRWR
 #                   command ends with the host's own LOCAL_INV, I/O
@@ -129,11 +132,10 @@ readonly BT_NQN=nqn.2026-11.io.xrdma:bad
 
 # Every scenario is in the default list but maxcmd-0 and maxcmd-1, which
 # test_bad_input.sh runs.  A scenario that hits a driver bug not fixed yet
-# goes out of it (with the finding named here) while the bug would crash
-# the guest or WARN.  Before main's 2e50211: early-rsp
-# oopsed the guest (review M3, a NULL I/O tag set in xrdma_queue_tags()
-# from softirq), mqes-shrink hit WARN_ON_ONCE(rq->tag >= queue->size) and
-# EIO (review M5).
+# goes out of it (with the bug named here) while the bug would crash the
+# guest or WARN.  Before main's 2e50211: early-rsp oopsed the guest (a
+# NULL I/O tag set in xrdma_queue_tags() from softirq), mqes-shrink hit
+# WARN_ON_ONCE(rq->tag >= queue->size) and EIO.
 BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	inv-wrong-rkey inv-no-mr small-crqsize rej-garbage est-dreq silent
 	more-queues aen-storm dreq-mid-io mqes-shrink early-rsp huge-ioccsz
@@ -439,7 +441,8 @@ bt_said() {
 # bt_reset_at_once CONNECT LIMIT: CONNECT (bt_connect_fails or
 # bt_connect_fails_fast) fails within LIMIT seconds of the target's
 # disconnect, and nvme connect says the connection was reset, not that a
-# command timed out (review m7). The time counts from when the target's
+# command timed out, which costs a whole Connect or Identify timeout. The
+# time counts from when the target's
 # "disconnecting" line shows in its log, seen from here: how long the
 # setup took before that is not the point (on a slow debug kernel the
 # target had only just established after 8 s).
@@ -625,8 +628,8 @@ bt_refused() {
 
 # The target writes into a Read's buffer through the admin queue's
 # connection, with that Read's rkey: only the request's own connection may
-# touch its memory (issue 12 §4: after a path dies, no other connection
-# can write into what is handed to another path).  Each queue has its own
+# touch its memory (after a path dies, no other connection can write into
+# what is handed to another path).  Each queue has its own
 # protection domain, so the host refuses the write (remote access error)
 # and recovers; with one domain per device the write went through.
 sc_cross_queue_write() {
@@ -641,7 +644,7 @@ sc_read_from_read() {
 	bt_refused read-from-read read
 }
 
-# read-no-data (lifecycle review N6): with read_pool=16384, the first MiB,
+# read-no-data: with read_pool=16384, the first MiB,
 # a marked pattern, is read at queue depth 1 on one CPU, 4 KiB at a time,
 # so every tag's pool slot has held some of it; then the third MiB, which
 # the target answers with success and no data.  The reader must get none
@@ -654,29 +657,29 @@ sc_read_no_data() {
 	rc=$?
 	echo "$old" >"$param"
 	((rc == 0)) || return 1
-	yes xrdma-n6-pattern | head -c 1M >"$TEST_TMP/n6.pattern"
-	dd if="$TEST_TMP/n6.pattern" of="$BT_DEV" bs=1M count=1 \
+	yes xrdma-pool-pattern | head -c 1M >"$TEST_TMP/pool.pattern"
+	dd if="$TEST_TMP/pool.pattern" of="$BT_DEV" bs=1M count=1 \
 		oflag=direct 2>&1 | tail -n 1
-	taskset -c 0 dd if="$BT_DEV" of="$TEST_TMP/n6.first" bs=4k \
+	taskset -c 0 dd if="$BT_DEV" of="$TEST_TMP/pool.first" bs=4k \
 		count=256 iflag=direct 2>&1 | tail -n 1
-	cmp "$TEST_TMP/n6.pattern" "$TEST_TMP/n6.first" || {
+	cmp "$TEST_TMP/pool.pattern" "$TEST_TMP/pool.first" || {
 		echo "the pattern did not read back"
 		return 1
 	}
 	echo "reads through the pool: $(bt_stat pool)"
 	(($(bt_stat pool) >= 256)) || return 1
-	taskset -c 0 dd if="$BT_DEV" of="$TEST_TMP/n6.third" bs=4k \
+	taskset -c 0 dd if="$BT_DEV" of="$TEST_TMP/pool.third" bs=4k \
 		skip=512 count=256 iflag=direct 2>&1 | tail -n 1
 	grep -q "read-no-data: answering" "$BT_LOG" || {
 		echo "the target never answered without data"
 		return 1
 	}
-	n=$(grep -c xrdma-n6-pattern "$TEST_TMP/n6.third")
+	n=$(grep -c xrdma-pool-pattern "$TEST_TMP/pool.third")
 	echo "lines of the pattern in the third MiB: $n"
 	((n == 0))
 }
 
-# drop-setups (issue 28 §2): one Read of LBA 98760 from a CPU whose
+# drop-setups: one Read of LBA 98760 from a CPU whose
 # requests go to I/O queue 1 (CPU 0 on 6.12; on 7.3.4 CPU 0's went to
 # queue 2), on this namespace without multipath.  The target disconnects at it,
 # then holds I/O queue 2's Connect on each of six setups and disconnects
@@ -704,10 +707,10 @@ sc_drop_setups() {
 	return "$rc"
 }
 
-# slow-write (lifecycle review N7): one direct Write, which the target
+# slow-write: one direct Write, which the target
 # answers 2 s late, and the controller deleted while it waits: the
 # deletion must keep it (it succeeds) and shut the controller down, which
-# takes the target 2 s, while it answers every CSTS read (m-e).
+# takes the target 2 s, while it answers every CSTS read: slow, not silent.
 sc_slow_write() {
 	local dd_pid rc=0
 	bt_connect_live || return 1

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Connect time, xrdma beside the in-kernel nvme-rdma (issue 12 §3).  The
+# Connect time, xrdma beside the in-kernel nvme-rdma.  The
 # I/O queues' RC connections (address and route resolution, connect
 # request) are set up in parallel; the fabrics Connects follow in order.
 #

@@ -69,8 +69,8 @@ t_connect() {
 	echo "$CTRL: $DEV"
 }
 
-# 8 MiB each, 2 MiB at 512 B: 4096 commands, not 16384 (issue 29 §4:
-# the two 512 B passes were most of this test's time under TCG)
+# 8 MiB each, 2 MiB at 512 B: 4096 commands, not 16384 (to fit CI's
+# time: the two 512 B passes were most of this test's time under TCG)
 t_block_sizes() {
 	local bs size rc=0
 	for bs in 512 4k 16k 64k 256k 1M; do

@@ -7,7 +7,7 @@
 # "link up" to LIVE is reported per flap, with the median and maximum).
 # The port events (PORT_ERR, PORT_ACTIVE) must start a recovery for every
 # flap and reconnect as soon as the port is back: median under 1 s, the
-# reconnect_delay.  From the kernel log's own timestamps (issue 12 §1):
+# reconnect_delay.  From the kernel log's own timestamps:
 # the median time from rxe's "set down" to the error recovery must be
 # under 100 ms, and from "set active" to the reconnect attempt under
 # 0.5 s.  No I/O may hang, every acknowledged write must read
@@ -225,10 +225,10 @@ median() {
 	((${#v[@]})) && echo "${v[${#v[@]} / 2]}"
 }
 
-# Issue 12 §1: the port event starts the recovery within 100 ms, and the
-# port coming back its reconnect within 0.5 s (medians; the bounds times
-# XRDMA_TIMEOUT_SCALE).  nvme-rdma, which does not watch the port, gets
-# the same figures printed.
+# A dead path is noticed at once: the port event starts the recovery
+# within 100 ms, and the port coming back its reconnect within 0.5 s
+# (medians; the bounds times XRDMA_TIMEOUT_SCALE).  nvme-rdma, which does
+# not watch the port, gets the same figures printed.
 t_port_events() {
 	local down=() up=() att=() d u a n md ma scale=${XRDMA_TIMEOUT_SCALE:-1}
 	while read -r d u a; do

@@ -8,13 +8,15 @@
 #   taken offline by the test, once with CPUs present but left offline at
 #   boot (tools/vm/run --cpus 4 --append maxcpus=1; the subtest skips
 #   without such CPUs), poll queues asked beyond the CPUs online, grown by
-#   a reset and a forced reconnect (review C1). One CPU online at boot:
+#   a reset and a forced reconnect. One CPU online at boot:
 #   blk-mq spreads a kind's queues over the present CPUs and refuses a
 #   Connect on an hctx with no CPU online (-EXDEV), so two queues of a
 #   kind with CPUs offline cannot connect;
 # - a reconnect granted fewer queues (the target's attr_qid_max), then
 #   more again: the poll queue goes and comes back, blk-mq maps only the
-#   queues there are, and I/O, polled I/O too, goes on (review m8);
+#   queues there are, and I/O, polled I/O too, goes on (a queue's CQ
+#   must match the hctx type blk-mq maps it to, or its Connect is never
+#   polled);
 # - blk-mq polls a requeued polled bio while the controller reconnects,
 #   that is while the poll queue is stopped or freed: io_uring hipri reads
 #   on a poll queue through resets and target outages must not oops. Needs
@@ -23,7 +25,7 @@
 #   under a rig built anew for that part;
 # - in that part too, a reconnect granted fewer queues while I/O is queued
 #   on the queue that goes: those requests end as a path error instead of
-#   stalling the resize until ctrl_loss_tmo (review m8).
+#   stalling the resize until ctrl_loss_tmo.
 
 set -u
 DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -350,7 +352,7 @@ ktap_run "io_uring hipri reads through 3 resets and 2 outages" t_poll_storm
 # Without multipath nothing fails a request over: one queued on an hctx
 # whose queue a reconnect is not granted again must end (in error), or
 # the resize waits for it until the attempt gives up, attempt after
-# attempt, until ctrl_loss_tmo (review m8).
+# attempt, until ctrl_loss_tmo.
 t_fewer_no_multipath() {
 	local t0 ms rc=0
 	ktap_require CTRL "no controller" || return

@@ -8,20 +8,21 @@
 #   mr_exhausted  no MR: the command waits (BLK_STS_RESOURCE), no recovery
 #   dma_map       no mapping: a path error, multipath retries, no recovery
 #   dma_map_last  no mapping for the last request of a batch, the idle
-#                 queue's doorbell rung for the ones before it (review M1)
+#                 queue's doorbell rung for the ones before it
 #   post_send     the doorbell refused: commands end unsent, recovery
 #   post_recv     a receive not reposted: recovery
 #   cq_error      a receive completes in error: recovery
 #   drain         a QP drain times out during a reset: the QP is reset
-#                 before the teardown ends its commands (review m5)
+#                 before the teardown ends its commands and unmaps
+#                 their memory
 #   post_send_reg a doorbell posts the chain up to its first REG_MR and
 #                 refuses the rest: recovery, and the MR whose REG_MR went
 #                 out without its SEND stays out of the pool until its QP
-#                 is gone (review m3): the debugfs counters mr_kept and
+#                 is gone: the debugfs counters mr_kept and
 #                 mr_released, kept_mrs of every queue back to 0, the
 #                 MRs of "rdma res show mr" back to their count
 #   aen           the AEN's post fails at a reset's reconnect: recovery,
-#                 after which the AEN is armed again (review m4): a
+#                 after which the AEN is armed again: a
 #                 namespace added on the target must show up on the host
 #   create_qp     (a queue id, not a count) the QP creation of I/O queue 2
 #                 fails at a reset's reconnect, as on a device out of QPs:
@@ -229,8 +230,8 @@ sched_restore() {
 	SCHED0=()
 }
 
-# Review M1: blk-mq calls no ->commit_rqs after the last request of a
-# batch returned BLK_STS_OK, as one does that ->queue_rq ends at once as a
+# A lost doorbell: blk-mq calls no ->commit_rqs after the last request of
+# a batch returned BLK_STS_OK, as one does that ->queue_rq ends at once as a
 # path error without linking it (no mapping): the requests linked before
 # it must be posted then, not with the next request.  mq-deadline makes
 # blk-mq hand the batch to ->queue_rq one by one; nvme-core's max_retries

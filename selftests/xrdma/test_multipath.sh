@@ -14,8 +14,9 @@
 #   B non-optimized, puts all I/O on A; the reverse puts it all on B; with
 #   both optimized, iopolicy round-robin and queue-depth use both paths,
 #   numa (one node) one;
-# - failover (issue 12 §4): under crc32c-verified random overwrites (the
-#   verify header's seed tells a late, stale write from the last one)
+# - failover without late writes: under crc32c-verified random
+#   overwrites (the verify header's seed tells a late, stale write from
+#   the last one)
 #   spread over both paths, path B's netdev goes down XRDMA_MPATH_CUTS
 #   times (default 5): B must leave LIVE at once, I/O go on over A, B be
 #   LIVE again and carry I/O once the link is up; no I/O or verify error.

@@ -171,8 +171,8 @@ t_ipv6() {
 	return "$rc"
 }
 
-# A link-local target address with its scope (fe80::X%IFACE, issue 12
-# §5): nvmet listens on it, the connect resolves through that interface,
+# A link-local target address with its scope (fe80::X%IFACE): nvmet
+# listens on it, the connect resolves through that interface,
 # and sysfs gives the address back as it was written.
 t_ipv6_scope() {
 	local rc=0 port=7 ll out

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The life-cycle actors at once (issue 28 §3): a controller that must
+# The life-cycle actors at once: a controller that must
 # survive (ctrl_loss_tmo=-1) carries crc32c-verified writes while, each at
 # random intervals in its own loop,
 #   reset     the survivor is reset;

@@ -7,7 +7,7 @@
 # the device is added back and xrdma connects again.  The device goes once
 # more while a controller is still being set up (not listed yet, its
 # fabrics Connect unanswered by tools/badtarget): the removal must not
-# wait for that Connect (review M6).  RDMA resources and module
+# wait for that Connect (30 to 60 s).  RDMA resources and module
 # references must come back to where they were.
 
 set -u

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # One controller whose queues sit on two RDMA devices, and the removal of
-# either device (review M6).  xrdma resolves every queue's address on its
-# own, so the admin queue and the I/O queues of one controller may land on
-# different devices when the route to the target changes between them.
+# either device, which must not hang.  xrdma resolves every queue's
+# address on its own, so the admin queue and the I/O queues of one
+# controller may land on different devices when the route to the target
+# changes between them.
 #
 # The rig: a second dummy netdev xrdma-rig2 with its own rxe2, and an nvmet
 # port listening on 0.0.0.0:4431 (every device) with the RAM subsystem.
