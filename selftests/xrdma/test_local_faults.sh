@@ -34,6 +34,13 @@
 #                 blk-mq leaves it when it cannot allocate for more: that
 #                 attempt fails with a log line naming the counts, without
 #                 a WARN, and the next one grows it; I/O is verified
+#   short_page_list a reset whose I/O queues find their device's FRWR page
+#                 list one page shorter than the admin queue's device
+#                 (siw's next to rxe's): a 1 MiB O_DIRECT read, one
+#                 segment over 257 pages from a buffer 512 bytes into a
+#                 huge page, which the block layer lets through by the
+#                 admin queue's limit, must not fail; the queues that
+#                 could not map it must not carry it
 #
 # Each knob must be consumed, leave the controller LIVE with the effect
 # named above, and cost no data: the verified fio sees no error.  Then,
@@ -51,12 +58,13 @@ DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 
 readonly TR=xrdma
 readonly KNOBS="post_send post_recv mr_exhausted dma_map cq_error drain post_send_reg aen
-	quiesce_hold live_hold create_qp dma_map_last resize_short"
+	quiesce_hold live_hold create_qp dma_map_last resize_short short_page_list"
 readonly AEN_NS=$RIG_NVMET/subsystems/$RIG_NQN_RAM/namespaces/2
 CTRL=
 DEV=
 FAULT=
 SCHED0=()
+HUGE0=
 
 cleanup() {
 	local k
@@ -65,11 +73,12 @@ cleanup() {
 	done
 	sched_restore
 	aen_ns_del
+	[[ -n $HUGE0 ]] && echo "$HUGE0" >/proc/sys/vm/nr_hugepages
 	test_end "$TR"
 }
 trap cleanup EXIT
 
-test_begin 19
+test_begin 20
 
 counter() {
 	nvme_ctrl_attr "$CTRL" "xrdma/$1"
@@ -469,6 +478,37 @@ t_resize_short() {
 	return "$rc"
 }
 
+# I/O queues on a device whose FRWR page list is one page shorter than
+# the admin queue's: the request queues were given the admin queue's
+# device's limit, 256 pages and a misaligned head.  A 1 MiB read 512 bytes
+# into a huge page is one segment over 257 pages: the queues on the
+# shorter device could map only 256 of them, and the read failed for good
+# (EIO).  Such queues must not carry the controller's I/O; the reconnect
+# after them, on full-length devices again, must.
+t_short_page_list() {
+	local out=$TEST_TMP/short.fio d0 rc
+	d0=$(dmesg | wc -l)
+	HUGE0=$(cat /proc/sys/vm/nr_hugepages)
+	echo $((HUGE0 + 2)) >/proc/sys/vm/nr_hugepages
+	reset_faulted short_page_list "$(io_queues)" \
+		"reset with the I/O queues on a shorter page list" || return 1
+	DEV=$(nvme_wait_ns "$CTRL" 60) || return 1
+	fio --name=misaligned --filename="$DEV" --ioengine=psync --direct=1 \
+		--rw=read --bs=1M --size=1M --offset=1M --mem=shmhuge \
+		--iomem_align=512 >"$out" 2>&1
+	rc=$?
+	echo "$HUGE0" >/proc/sys/vm/nr_hugepages
+	HUGE0=
+	grep -m1 -E "err=" "$out"
+	dmesg | tail -n +"$d0" | grep -m2 -E "not using it|I/O Error|print_req_error"
+	((rc == 0)) || {
+		tail -n 5 "$out"
+		echo "the misaligned 1 MiB read failed (fio exit $rc)"
+		return 1
+	}
+	nvme_wait_state "$CTRL" live 30
+}
+
 t_disconnect() {
 	nvme_disconnect "$CTRL" || return 1
 	CTRL=
@@ -494,6 +534,8 @@ ktap_run "AEN post failure: recovery, the AEN armed again" t_aen
 ktap_run "no QP for I/O queue 2: connected with fewer queues" t_create_qp
 ktap_run "a tag set that cannot grow: the attempt fails, the next grows it" \
 	t_resize_short
+ktap_run "I/O queues on a shorter FRWR page list: a misaligned 1 MiB read" \
+	t_short_page_list
 ktap_run "nvme disconnect" t_disconnect
 ktap_run "RDMA resources and module refs back to baseline" leak_check
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check

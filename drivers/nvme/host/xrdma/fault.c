@@ -26,6 +26,11 @@
  *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/resize_short  a reconnect's
  *                                                          growth of the
  *                                                          I/O tag set
+ *   /sys/kernel/debug/nvme-xrdma/nvmeN/fault/short_page_list
+ *                                                          the FRWR page
+ *                                                          list an I/O
+ *                                                          queue's device
+ *                                                          allows
  *
  * Writing N to a file makes the next N such calls on the controller's I/O
  * queues fail as the provider would report it (-ENOMEM, no MR, no mapped
@@ -56,6 +61,10 @@
  * makes the next N reconnects that grow the I/O tag set leave it at its
  * old count of hardware queues, as blk_mq_update_nr_hw_queues() does
  * when it cannot allocate for more (it returns nothing, and falls back).
+ * short_page_list makes the next N I/O queue setups find their device's
+ * FRWR page list one page shorter than it is: the queues of one
+ * controller on two providers, the admin queue's rxe allowing one page
+ * more per MR than the I/O queues' siw.
  * Debian's kernel has no CONFIG_FAULT_INJECTION: this is our own.
  *
  * One hook is module-wide, a module parameter, so that it survives the
@@ -140,6 +149,7 @@ static const char * const xrdma_fault_names[XRDMA_FAULT_NR] = {
 	[XRDMA_FAULT_IO_SETUP_HOLD]	= "io_setup_hold",
 	[XRDMA_FAULT_DMA_MAP_LAST]	= "dma_map_last",
 	[XRDMA_FAULT_RESIZE_SHORT]	= "resize_short",
+	[XRDMA_FAULT_SHORT_PAGE_LIST]	= "short_page_list",
 };
 
 #define XRDMA_FAULT_RS \

@@ -331,6 +331,20 @@ static void xrdma_queue_destroy_ib(struct xrdma_queue *queue)
 }
 
 /*
+ * Pages one MR of the queue's device may map; the test hook
+ * short_page_list takes one off, as a device with a shorter FRWR page
+ * list than the admin queue's would have.
+ */
+static u32 xrdma_queue_dev_fr_pages(struct xrdma_queue *queue)
+{
+	u32 pages = queue->dev->max_fr_pages;
+
+	if (xrdma_fault(queue, XRDMA_FAULT_SHORT_PAGE_LIST))
+		pages--;
+	return pages;
+}
+
+/*
  * Create the IB resources of a queue whose address is resolved: bind the
  * device, create its protection domain, CQ, QP, rings and MR pool, and
  * post the whole receive ring, so the target may answer as soon as we are
@@ -393,7 +407,7 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	/* one extra page in each MR for a misaligned first segment */
 	ret = ib_mr_pool_init(queue->qp, &queue->qp->rdma_mrs, queue->size,
 			      IB_MR_TYPE_MEM_REG,
-			      queue->dev->max_fr_pages + 1, 0);
+			      xrdma_queue_dev_fr_pages(queue) + 1, 0);
 	if (ret) {
 		xrdma_qerr(queue, "cannot allocate %u MRs: %d\n",
 			   queue->size, ret);
