@@ -276,9 +276,13 @@ static int xrdma_configure_admin_queue(struct xrdma_ctrl *ctrl, bool new)
 
 	/* core lowers it to this association's CAP.MQES: start from the ask */
 	nctrl->sqsize = nctrl->opts->queue_size - 1;
-	/* what one I/O may span, in the 4 KiB pages the MRs map */
-	nctrl->max_segments = dev->max_fr_pages;
-	nctrl->max_hw_sectors = dev->max_fr_pages <<
+	/*
+	 * What one I/O may span, in the 4 KiB pages the MRs map: the limit
+	 * of this controller, not of this association's device, which the
+	 * queues were checked against (xrdma_queue_check_fr_pages()).
+	 */
+	nctrl->max_segments = ctrl->max_fr_pages;
+	nctrl->max_hw_sectors = ctrl->max_fr_pages <<
 				(ilog2(SZ_4K) - SECTOR_SHIFT);
 
 	/*

@@ -345,6 +345,35 @@ static u32 xrdma_queue_dev_fr_pages(struct xrdma_queue *queue)
 }
 
 /*
+ * Every queue's MRs map what one I/O of the controller may span: the limit
+ * its first admin queue's device set.  The block layer was told that
+ * limit, and the requests already built with it (requeued across a
+ * reconnect, or waiting for one) are split by it.  A queue whose device
+ * has a shorter FRWR page list, because the route moved or the queues of
+ * one controller resolved to different devices, could map only part of
+ * such a request, which would then fail for good.  Such a queue is not
+ * used: its setup fails like a path that is down, so that a reconnect
+ * tries again and multipath fails over.  Lowering the limit instead would
+ * not reach the requests already split by the old one.
+ */
+static int xrdma_queue_check_fr_pages(struct xrdma_queue *queue)
+{
+	struct xrdma_ctrl *ctrl = queue->ctrl;
+	u32 pages = xrdma_queue_dev_fr_pages(queue);
+
+	/* the admin queue of a new controller comes first and sets it */
+	if (!ctrl->max_fr_pages)
+		ctrl->max_fr_pages = pages;
+	if (pages >= ctrl->max_fr_pages)
+		return 0;
+	xrdma_qerr(queue,
+		   "%s maps at most %u pages per I/O, the controller needs %u: not using it\n",
+		   dev_name(&queue->dev->ibdev->dev), pages,
+		   ctrl->max_fr_pages);
+	return -EOPNOTSUPP;
+}
+
+/*
  * Create the IB resources of a queue whose address is resolved: bind the
  * device, create its protection domain, CQ, QP, rings and MR pool, and
  * post the whole receive ring, so the target may answer as soon as we are
@@ -362,6 +391,9 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 		xrdma_qerr(queue, "no usable RDMA device: %d\n", ret);
 		return ret;
 	}
+	ret = xrdma_queue_check_fr_pages(queue);
+	if (ret)
+		goto out_put_dev;
 	queue->pd = ib_alloc_pd(queue->dev->ibdev, 0);
 	if (IS_ERR(queue->pd)) {
 		ret = PTR_ERR(queue->pd);
@@ -407,7 +439,7 @@ static int xrdma_queue_create_ib(struct xrdma_queue *queue)
 	/* one extra page in each MR for a misaligned first segment */
 	ret = ib_mr_pool_init(queue->qp, &queue->qp->rdma_mrs, queue->size,
 			      IB_MR_TYPE_MEM_REG,
-			      xrdma_queue_dev_fr_pages(queue) + 1, 0);
+			      queue->ctrl->max_fr_pages + 1, 0);
 	if (ret) {
 		xrdma_qerr(queue, "cannot allocate %u MRs: %d\n",
 			   queue->size, ret);

@@ -350,6 +350,10 @@ union xrdma_sockaddr {
  * @src_addr: source address (host_traddr)
  * @io_queues: I/O queues per hctx type
  * @use_inline: the target accepts in-capsule data
+ * @max_fr_pages: pages one I/O may span, as the block layer was told: the
+ *	FRWR limit of the device of a new controller's first admin queue,
+ *	kept for its lifetime; every queue's MRs map this (plus a page for
+ *	a misaligned head) and a queue whose device cannot is not used
  * @pdu_inline_sge: in-capsule data SGEs an I/O request has room for:
  *	XRDMA_MAX_INLINE_SGE until the I/O tag set is created, then what its
  *	queues could use then, which bounds every later association's
@@ -386,6 +390,7 @@ struct xrdma_ctrl {
 	union xrdma_sockaddr	src_addr;
 	u32			io_queues[HCTX_MAX_TYPES];
 	bool			use_inline;
+	u32			max_fr_pages;
 	u8			pdu_inline_sge;
 	bool			setup_timed_out;
 	bool			setup_aborted;
