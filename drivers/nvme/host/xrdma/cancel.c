@@ -103,18 +103,46 @@ void xrdma_cancel_tagset(struct xrdma_ctrl *ctrl, struct blk_mq_tag_set *set)
 	mutex_unlock(&ctrl->tagset_lock);
 }
 
+/**
+ * xrdma_publish_tagsets() - let the end work walk the tag sets core made
+ * @ctrl: the controller, after nvme_alloc_admin_tag_set() or
+ *	nvme_alloc_io_tag_set() returned, in the same thread
+ *
+ * nvme-core sets ctrl->tagset and ctrl->admin_tagset with plain stores at
+ * the end of their allocation, and the end work runs beside the setup
+ * that allocates them, under none of its locks: a lost admin queue asks
+ * for it while the admin tag set is being made.  Reading core's pointers
+ * there would be a data race and, on a weakly ordered CPU, could find a
+ * set whose initialisation is not visible yet.  Our copies are stored
+ * with a release after core's allocation returned and loaded with an
+ * acquire, so whoever finds one finds the whole set.  A teardown clears
+ * them under teardown_lock, which the end work holds, before the sets go.
+ */
+void xrdma_publish_tagsets(struct xrdma_ctrl *ctrl)
+{
+	/* pairs with the acquires of xrdma_queues_end_all() */
+	smp_store_release(&ctrl->end_admin_tagset, ctrl->ctrl.admin_tagset);
+	/* as above: the set's initialisation before the pointer */
+	smp_store_release(&ctrl->end_tagset, ctrl->ctrl.tagset);
+}
+
 /* Stop every queue and end every command; the tag sets stay meanwhile. */
 static void xrdma_queues_end_all(struct xrdma_ctrl *ctrl)
 {
 	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+	struct blk_mq_tag_set *set;
 	int qid;
 
 	for (qid = nctrl->queue_count - 1; qid >= 0; qid--)
 		xrdma_queue_stop(&ctrl->queues[qid]);
-	if (nctrl->tagset)
-		xrdma_cancel_tagset(ctrl, nctrl->tagset);
-	if (nctrl->admin_tagset)
-		xrdma_cancel_tagset(ctrl, nctrl->admin_tagset);
+	/* pairs with xrdma_publish_tagsets(): a set found is initialised */
+	set = smp_load_acquire(&ctrl->end_tagset);
+	if (set)
+		xrdma_cancel_tagset(ctrl, set);
+	/* the same for the admin tag set */
+	set = smp_load_acquire(&ctrl->end_admin_tagset);
+	if (set)
+		xrdma_cancel_tagset(ctrl, set);
 }
 
 /**

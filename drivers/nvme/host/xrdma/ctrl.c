@@ -129,6 +129,7 @@ static void xrdma_teardown_io_queues(struct xrdma_ctrl *ctrl, bool remove)
 	/* core may now retry or fail over what was cancelled */
 	xrdma_unquiesce_io_queues(nctrl);
 	if (remove && nctrl->tagset) {
+		WRITE_ONCE(ctrl->end_tagset, NULL);
 		nvme_remove_io_tag_set(nctrl);
 		nctrl->tagset = NULL;
 	}
@@ -150,6 +151,7 @@ static void xrdma_teardown_admin_queue(struct xrdma_ctrl *ctrl, bool remove)
 	xrdma_cancel_tagset(ctrl, nctrl->admin_tagset);
 	nvme_unquiesce_admin_queue(nctrl);
 	if (remove) {
+		WRITE_ONCE(ctrl->end_admin_tagset, NULL);
 		nvme_remove_admin_tag_set(nctrl);
 		nctrl->admin_tagset = NULL;
 	}
@@ -266,6 +268,7 @@ static int xrdma_configure_admin_queue(struct xrdma_ctrl *ctrl, bool new)
 					       xrdma_cmd_size(0));
 		if (ret)
 			return ret;
+		xrdma_publish_tagsets(ctrl);
 	}
 
 	ret = xrdma_queue_start(&ctrl->queues[0]);
@@ -403,6 +406,7 @@ static int xrdma_configure_io_queues(struct xrdma_ctrl *ctrl, bool new)
 					    xrdma_cmd_size(ctrl->pdu_inline_sge));
 		if (ret)
 			return ret;
+		xrdma_publish_tagsets(ctrl);
 	}
 
 	/* Connect travels on the hctx of its queue: start what exists */

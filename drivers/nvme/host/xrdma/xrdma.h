@@ -334,6 +334,10 @@ union xrdma_sockaddr {
  *	commands ended in bulk; it acts on @end_why (cancel.c)
  * @end_why: the reasons requested since @end_work last ran, a mask of
  *	BIT(enum xrdma_end_why); a teardown clears it, having ended all
+ * @end_tagset: the I/O tag set for @end_work to walk, published with a
+ *	release once nvme-core allocated it (xrdma_publish_tagsets()) and
+ *	cleared under @teardown_lock before it is freed
+ * @end_admin_tagset: the same for the admin tag set
  * @delete_work: asks for the end of the commands a deletion would wait
  *	for in vain
  * @shutdown_work: asks for the end of a deletion's shutdown the target
@@ -380,6 +384,8 @@ struct xrdma_ctrl {
 	struct work_struct	err_work;
 	struct work_struct	end_work;
 	unsigned long		end_why;
+	struct blk_mq_tag_set	*end_tagset;
+	struct blk_mq_tag_set	*end_admin_tagset;
 	struct delayed_work	delete_work;
 	struct delayed_work	shutdown_work;
 	struct mutex		teardown_lock;	/* see kernel-doc */
@@ -630,6 +636,7 @@ void xrdma_unmap_data(struct xrdma_queue *queue, struct request *rq);
 bool xrdma_req_claim(struct request *rq);
 bool xrdma_requeue_taken(struct request *rq);
 void xrdma_cancel_tagset(struct xrdma_ctrl *ctrl, struct blk_mq_tag_set *set);
+void xrdma_publish_tagsets(struct xrdma_ctrl *ctrl);
 void xrdma_end_work(struct work_struct *work);
 enum blk_eh_timer_return xrdma_timeout(struct request *rq);
 
