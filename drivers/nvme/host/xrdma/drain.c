@@ -144,25 +144,27 @@ out_reset:
 	return false;
 }
 
-/**
- * xrdma_queue_fence_cq() - wait out a late completion handler
- * @queue: the queue whose drain timed out
- *
- * Wait out a completion handler of the queue that is still running after
- * a drain that did not finish, and keep its poller from running again
- * until it is rescheduled.  ib_core has no call for it short of
- * ib_free_cq(), so this does the first step of that one: disabling its
- * irq_poll waits for a poll in progress, cancelling its work waits for a
- * run in progress.  A direct CQ is polled under poll_lock, which the
- * caller takes.  A handler started after this finds the tags withdrawn
- * and ends at once; it is waited out by ib_free_cq() before the MRs and
- * the read pool are freed (xrdma_queue_destroy_ib()).
- */
-void xrdma_queue_fence_cq(struct xrdma_queue *queue)
-{
-	struct ib_cq *cq = queue->cq;
+#ifndef XRDMA_HAVE_CQ_POLLER_FIELDS
+#error "struct ib_cq lost its iop/work poller: see xrdma_cq_wait_poller()"
+#endif
 
-	switch (queue->cq_ctx) {
+/*
+ * Wait for a run of @cq's poller in progress to end; one queued later
+ * still runs.  ib_core has no call for it short of ib_free_cq(), so this
+ * reaches into the ib_cq, the one place in xrdma that does: it disables
+ * and enables again the irq_poll of an IB_POLL_SOFTIRQ CQ (cq->iop), which
+ * waits for a poll under way, and cancels the work of a workqueue CQ
+ * (cq->work), which waits for a run under way, as ib_free_cq() does in its
+ * first step.  It breaks if ib_core stops keeping that poller in the
+ * ib_cq: moves it into a private structure of cq.c, polls IB_POLL_SOFTIRQ
+ * CQs by other means than irq_poll (a BH workqueue, say), or shares one
+ * poller among several CQs.  The build then stops at the #error above
+ * (the cq_poller_fields probe fails); a helper in ib_core that waits out
+ * a CQ's handler, as the first half of ib_free_cq(), would replace this.
+ */
+static void xrdma_cq_wait_poller(struct ib_cq *cq, enum ib_poll_context ctx)
+{
+	switch (ctx) {
 	case IB_POLL_SOFTIRQ:
 		irq_poll_disable(&cq->iop);
 		irq_poll_enable(&cq->iop);
@@ -174,5 +176,22 @@ void xrdma_queue_fence_cq(struct xrdma_queue *queue)
 	default:
 		break;
 	}
+}
+
+/**
+ * xrdma_queue_fence_cq() - wait out a late completion handler
+ * @queue: the queue whose drain timed out
+ *
+ * Wait out a completion handler of the queue that is still running after
+ * a drain that did not finish, and keep its poller from running again
+ * until it is rescheduled (xrdma_cq_wait_poller()).  A direct CQ is
+ * polled under poll_lock, which the caller takes.  A handler started
+ * after this finds the tags withdrawn and ends at once; it is waited out
+ * by ib_free_cq() before the MRs and the read pool are freed
+ * (xrdma_queue_destroy_ib()).
+ */
+void xrdma_queue_fence_cq(struct xrdma_queue *queue)
+{
+	xrdma_cq_wait_poller(queue->cq, queue->cq_ctx);
 	xrdma_qerr(queue, "completion handlers fenced after the drain timeout\n");
 }
