@@ -88,15 +88,39 @@ static void xrdma_complete_rq(struct request *rq)
 	nvme_complete_rq(rq);
 }
 
-/* Drop what arrived; the last one to arrive ends the request. */
-static void xrdma_req_arrived(struct xrdma_request *req, int what)
+/*
+ * Give a request that is ours to end to nvme-core with its status.  With
+ * CONFIG_FAIL_IO_TIMEOUT and io-timeout-fail set, core may swallow the
+ * completion to play a lost one: the request stays in flight, for the
+ * timeout handler to end through a cancel, which ends only what it can
+ * claim.  Such a request (in flight once core took it) is marked
+ * XRDMA_REQ_LOST, which no arrival clears, so the cancel claims it.  One
+ * core did complete, or that is already reused, is left alone.
+ */
+static void xrdma_req_to_core(struct xrdma_request *req)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
+	if (!nvme_try_complete_req(rq, req->status, req->result)) {
+		xrdma_complete_rq(rq);
+		return;
+	}
+	if (!IS_ENABLED(CONFIG_FAIL_IO_TIMEOUT) ||
+	    !test_bit(QUEUE_FLAG_FAIL_IO, &rq->q->queue_flags) ||
+	    blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
+		return;
+	if (!atomic_cmpxchg(&req->waiting, 0, XRDMA_REQ_LOST))
+		xrdma_qwarn_rl(req->queue,
+			       "command id %#x: completion withheld by fault injection, ended at its timeout\n",
+			       nvme_cid(rq));
+}
+
+/* Drop what arrived; the last one to arrive ends the request. */
+static void xrdma_req_arrived(struct xrdma_request *req, int what)
+{
 	if (atomic_fetch_andnot(what, &req->waiting) != what)
 		return;
-	if (!nvme_try_complete_req(rq, req->status, req->result))
-		xrdma_complete_rq(rq);
+	xrdma_req_to_core(req);
 }
 
 /*
@@ -111,8 +135,7 @@ static void xrdma_end_unsent(struct xrdma_request *req)
 	if (!xrdma_req_claim(rq) || xrdma_requeue_taken(rq))
 		return;
 	req->status = cpu_to_le16(NVME_SC_HOST_PATH_ERROR << 1);
-	if (!nvme_try_complete_req(rq, req->status, req->result))
-		xrdma_complete_rq(rq);
+	xrdma_req_to_core(req);
 }
 
 static void xrdma_send_done(struct ib_cq *cq, struct ib_wc *wc)

@@ -247,6 +247,8 @@ enum {
 	XRDMA_REQ_SEND	= BIT(0),	/* SEND completion of the capsule */
 	XRDMA_REQ_RESP	= BIT(1),	/* response capsule */
 	XRDMA_REQ_INV	= BIT(2),	/* LOCAL_INV completion */
+	/* nothing: core swallowed its completion, a cancel ends it */
+	XRDMA_REQ_LOST	= BIT(3),
 };
 
 /* How a request's data travels; also used for tracing. */
