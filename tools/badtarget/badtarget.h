@@ -2,7 +2,8 @@
 /*
  * badtarget: what its files share: the wire format, the scenarios, the
  * connection state.  badtarget.c: scenarios, CM and main loop; queue.c:
- * queue resources and responses; cmd.c: the commands.
+ * queue resources and responses; cmd.c: the commands; scenario.c: where
+ * a scenario misbehaves in them.
  */
 #ifndef BADTARGET_H
 #define BADTARGET_H
@@ -217,13 +218,31 @@ void fill_cqe(struct queue *q, uint8_t *cqe, uint16_t cid,
 	      uint16_t status, uint64_t result);
 void send_extra(struct queue *q, const uint8_t *cqe, uint32_t len,
 		uint32_t inv_rkey);
-void scenario_timers(void);
-void slow_write_forget(struct queue *q);
 void complete(struct queue *q, int i, uint16_t status,
 	      uint64_t result, const void *src, uint32_t lkey,
 	      uint32_t wlen);
 
 /* cmd.c */
 void poll_cq(struct queue *q);
+
+/* scenario.c */
+void aen_send(struct ctrl *ct);
+void due_in(struct timespec *t, int ms);
+bool is_due(const struct timespec *t);
+bool replay_old_cid(struct queue *q, int i, uint64_t slba);
+bool setup_timeout(struct queue *q, int i, uint64_t slba);
+bool timeout_storm(struct queue *q, int i, uint64_t slba);
+bool read_no_data(struct queue *q, int i, uint64_t slba);
+bool slow_write(struct queue *q, int i);
+void slow_write_forget(struct queue *q);
+void drop_setups_admin(int cntlid);
+bool drop_setups_connect(struct queue *q, int i, int cntlid);
+bool drop_setups_read(struct queue *q, int i, uint64_t slba);
+void scenario_timers(void);
+void replay_on_connect(struct queue *q);
+bool dreq_mid_io(struct queue *q, int i, bool write);
+extern const char *foreign_op;
+void foreign_access(struct queue *q, int i, bool write_cmd,
+		    uint64_t slba);
 
 #endif /* BADTARGET_H */
