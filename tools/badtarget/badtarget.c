@@ -15,7 +15,7 @@
  * completion channel.
  *
  * Scenarios (one per run, --scenario; "good" behaves): see usage() and
- * selftests/xrdma/test_bad_target.sh for what the host must do with each
+ * selftests/xrdma/bad_target_scenarios.sh for what the host must do with each
  * (test_bad_input.sh for maxcmd-0 and maxcmd-1, limits a connect meets).
  * Misbehaviour is one-shot unless said otherwise (no-inv and admin-ctrl
  * are for the whole run), so the host can recover and reconnect to a
