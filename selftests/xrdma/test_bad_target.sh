@@ -26,10 +26,11 @@ readonly BT_PORT=4421
 readonly BT_NQN=nqn.2026-11.io.xrdma:bad
 
 # Every scenario is in the default list but maxcmd-0 and maxcmd-1, which
-# test_bad_input.sh runs.  A scenario that hits a driver bug not fixed yet
-# goes out of it (with the bug named here) while the bug would crash the
-# guest or WARN.  Before main's 2e50211: early-rsp oopsed the guest (a
-# NULL I/O tag set in xrdma_queue_tags() from softirq), mqes-shrink hit
+# test_bad_input.sh runs, and no-aen, which test_races.sh runs.  A
+# scenario that hits a driver bug not fixed yet goes out of it (with the
+# bug named here) while the bug would crash the guest or WARN.  Before
+# main's 2e50211: early-rsp oopsed the guest (a NULL I/O tag set in
+# xrdma_queue_tags() from softirq), mqes-shrink hit
 # WARN_ON_ONCE(rq->tag >= queue->size) and EIO.
 BT_DEFAULT="replay-cid unknown-cid short-capsule long-capsule bad-status
 	inv-wrong-rkey inv-no-mr small-crqsize rej-garbage est-dreq silent

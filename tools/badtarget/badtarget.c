@@ -58,6 +58,7 @@ const char *const scenario_names[S_NR] = {
 	[S_MAXCMD_1] = "maxcmd-1",
 	[S_NO_INV] = "no-inv",
 	[S_ADMIN_CTRL] = "admin-ctrl",
+	[S_NO_AEN] = "no-aen",
 };
 
 static const char *const scenario_help[S_NR] = {
@@ -101,6 +102,8 @@ static const char *const scenario_help[S_NR] = {
 		"                  that does not invalidate remotely (SPDK's on a software device, for one)",
 	[S_ADMIN_CTRL] = "an administrative controller (Identify CNTRLTYPE 3), which has no I/O queues:\n"
 		"                  Set Features Number of Queues and every I/O queue's Connect refused",
+	[S_NO_AEN] = "Identify OAES 0: no event to configure, so a host with no I/O queues and no\n"
+		"                  keep alive sends nothing once it is live",
 };
 
 

@@ -121,7 +121,7 @@ enum scenario {
 	S_CROSS_QUEUE_WRITE, S_REPLAY_OLD_CID, S_SETUP_TIMEOUT, S_READ_FROM_READ,
 	S_WRITE_TO_WRITE, S_TIMEOUT_STORM, S_READ_NO_DATA,
 	S_SLOW_WRITE, S_DROP_SETUPS, S_MAXCMD_0, S_MAXCMD_1, S_NO_INV,
-	S_ADMIN_CTRL, S_NR
+	S_ADMIN_CTRL, S_NO_AEN, S_NR
 };
 
 void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

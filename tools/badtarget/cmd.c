@@ -43,7 +43,8 @@ static void identify(struct queue *q, int i, struct ctrl *ct)
 		d[77] = 0;	/* MDTS: no limit */
 		put16(d + 78, ct->cntlid);
 		put32(d + 80, 0x00010300);
-		put32(d + 92, 1 << 8);	/* OAES: namespace attribute notices */
+		/* OAES: namespace attribute notices */
+		put32(d + 92, scenario == S_NO_AEN ? 0 : 1 << 8);
 		d[111] = 1;	/* CNTRLTYPE: I/O controller */
 		if (scenario == S_ADMIN_CTRL)
 			d[111] = 3;	/* administrative controller */
