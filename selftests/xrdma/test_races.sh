@@ -67,6 +67,13 @@
 #   returns, not by that poller afterwards, through the freed request
 #   (before the fix: a NULL call in __ib_process_cq(), init_on_free having
 #   zeroed the request's pages).
+# - go-live: a connection lost between a setup's last check and its
+#   change to LIVE (delay point go_live): a new discovery controller on
+#   badtarget no-aen, which once live sends nothing of its own, its target
+#   killed during the hold and started again; the controller must not stay
+#   live on a queue the lost connection stopped, with nobody to recover
+#   it: the attempt fails, or the live controller recovers, and it answers
+#   an Identify again.
 # Each subtest checks the kernel log for what the window must show, so a
 # subtest that did not reach its window fails instead of passing.
 #
@@ -94,11 +101,12 @@ readonly PORT_C=15
 ALL_RACES=parked-free,remove-during-free,delete-during-port-up
 ALL_RACES+=,end-during-submit,stop-before-connect,end-during-resize
 ALL_RACES+=,park-during-removal,removal-during-stop,reset-behind-handler
-ALL_RACES+=,drain-timeout-in-handler,qp-read,linv
+ALL_RACES+=,drain-timeout-in-handler,qp-read,linv,go-live
 readonly RACES=${XRDMA_RACES:-$ALL_RACES}
 readonly QID_MAX=$RIG_NVMET/subsystems/$RIG_NQN_RAM/attr_qid_max
 readonly BT_PORT=4425
 readonly BT_NQN=nqn.2026-11.io.xrdma:races
+readonly DISC_NQN=nqn.2014-08.org.nvmexpress.discovery
 CTRL=
 QID_MAX0=
 PATH_B=0
@@ -125,7 +133,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="ip rdma $BADTARGET"
-test_begin 16
+test_begin 17
 
 # race NAME: whether XRDMA_RACES asks for it; a subtest it leaves out skips.
 race() {
@@ -781,6 +789,78 @@ t_linv() {
 	return "$rc"
 }
 
+# bt_no_aen LOG: badtarget no-aen on BT_PORT as the discovery subsystem.
+bt_no_aen() {
+	"$BADTARGET" --port "$BT_PORT" --nqn "$DISC_NQN" --scenario no-aen \
+		>"$1" 2>&1 &
+	BT_PID=$!
+	badtarget_listening "$1"
+}
+
+# go-live: the setup of a new discovery controller (no I/O queue, no keep
+# alive, and from badtarget no-aen no event to configure) held 3 s at
+# go_live; meanwhile the target is killed, its exit disconnecting the
+# admin queue, and started again.
+t_go_live() {
+	local log=$TEST_TMP/bt.go-live.log out=$TEST_TMP/go-live.connect
+	local c rc=0
+	race go-live || return
+	race_mark go-live
+	bt_no_aen "$log.0" || return 1
+	delay_set go_live $((3000 * SCALE)) || return 1
+	NVME_TRSVCID=$BT_PORT nvme_connect "$TR" "$RIG_IP4" "$DISC_NQN" \
+		--reconnect-delay=1 >"$out" 2>&1 &
+	BG_PID=$!
+	wait_for $((30 * SCALE)) logged "delay point go_live: holding" || {
+		echo "the setup never reached the go_live delay point"
+		rc=1
+	}
+	delay_set go_live 0
+	# its exit, not a message of the shell's, says it is gone
+	kill -KILL "$BT_PID"
+	wait "$BT_PID" 2>/dev/null
+	BT_PID=
+	bt_no_aen "$log.1" || rc=1
+	wait_for $((30 * SCALE)) pid_gone "$BG_PID" || rc=1
+	if ! wait "$BG_PID"; then
+		BG_PID=
+		sed 's/^/  /' "$out"
+		# the attempt failed: nothing may be left of it
+		if nvme_find_ctrl "$DISC_NQN" "$TR" "$RIG_IP4"; then
+			echo "a controller of the failed connect is listed"
+			rc=1
+		fi
+		return "$rc"
+	fi
+	BG_PID=
+	c=$(nvme_find_ctrl "$DISC_NQN" "$TR" "$RIG_IP4" | tail -n 1)
+	CTRL=$c
+	logged "delay point go_live: released" || rc=1
+	logged "$c: connection failed while connecting: attempt ended" &&
+		echo "$c: the lost connection ended the attempt during the hold"
+	# live, its connection lost: it must recover, with no command of its
+	# own to find the queue stopped
+	wait_for $((10 * SCALE)) logged "$c: starting error recovery" || {
+		echo "$c: '$(nvme_ctrl_state "$c")' with its admin queue stopped, no recovery in $((10 * SCALE)) s"
+		rc=1
+	}
+	if ((rc == 0)); then
+		nvme_wait_state "$c" live $((30 * SCALE)) || rc=1
+		nvme id-ctrl "/dev/$c" >/dev/null || {
+			echo "$c: no answer to Identify once live again"
+			rc=1
+		}
+	fi
+	since_race | grep -E "$c: |delay point go_live" | sed 's/^/  /'
+	race_clean || rc=1
+	nvme_disconnect "$c" $((30 * SCALE)) || rc=1
+	CTRL=
+	kill -TERM "$BT_PID"
+	wait "$BT_PID"
+	BT_PID=
+	return "$rc"
+}
+
 t_leak() {
 	if ((PATH_B)); then
 		rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B" || return 1
@@ -803,6 +883,7 @@ ktap_run "a drain timing out while a read's response is in its handler" t_drain_
 ktap_run "the same on softirq CQs: a fence of an idle irq_poll" t_drain_timeout_in_handler 0
 ktap_run "QP attributes read while the admin queue's stop is held" t_qp_read
 ktap_run "a LOCAL_INV posted during a deletion's drain, the tag set freed before the CQ" t_linv
+ktap_run "a connection lost between a setup's last check and its change to LIVE" t_go_live
 ktap_run "RDMA resources and module refs back to baseline" t_leak
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
 ktap_finished

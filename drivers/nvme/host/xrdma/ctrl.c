@@ -476,6 +476,7 @@ static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 		ret = -ECONNRESET;
 		goto out_teardown;
 	}
+	xrdma_delay(XRDMA_DELAY_GO_LIVE);
 	if (!nvme_change_ctrl_state(nctrl, NVME_CTRL_LIVE)) {
 		/* a delete won the race */
 		dev_info(nctrl->device, "not going live: controller state %d\n",

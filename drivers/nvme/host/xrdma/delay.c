@@ -26,6 +26,9 @@
  * drain_done     a CQ's poller that just reaped the last marker of its
  *                queue's drain, before it reaps what comes after in the
  *                CQ (the stop goes on without it)
+ * go_live        a setup whose queues all came up, between its check that
+ *                no connection was lost and no command timed out, and its
+ *                change to LIVE
  *
  * Each point holds for its value every time it is passed, and logs it
  * before and after:
@@ -62,6 +65,7 @@ static const char * const xrdma_delay_names[XRDMA_DELAY_NR] = {
 	[XRDMA_DELAY_REMOVE_ONE]	= "remove_one",
 	[XRDMA_DELAY_RESIZE]		= "resize",
 	[XRDMA_DELAY_DRAIN_DONE]	= "drain_done",
+	[XRDMA_DELAY_GO_LIVE]		= "go_live",
 };
 
 /* Points passed in a read-side critical section, which must not sleep */
