@@ -437,6 +437,41 @@ static int xrdma_setup_status(struct xrdma_ctrl *ctrl, int ret, bool aborted)
 }
 
 /*
+ * The last step of a setup, under teardown_lock.  The end work decides
+ * under that lock, from the controller's state, whether a lost connection
+ * or a timeout ends the attempt (CONNECTING: it stops every queue) or
+ * recovers a live controller: checked and changed here under it too, the
+ * attempt either was ended and does not go live, or goes live and the end
+ * work, once it gets the lock, recovers it.  Never both: a controller live
+ * on queues the end work stopped would wait for a command of its own to
+ * notice, and one with no I/O queue, no keep alive and no event to
+ * configure sends none.
+ */
+static int xrdma_go_live(struct xrdma_ctrl *ctrl)
+{
+	struct nvme_ctrl *nctrl = &ctrl->ctrl;
+
+	lockdep_assert_held(&ctrl->teardown_lock);
+	/*
+	 * A connection lost with nothing in flight ended nothing; an I/O
+	 * command that timed out after the queues started left its queue
+	 * stopped (the end work stops the queues to end it), whether or not
+	 * the drain then succeeded: going live, the controller would keep a
+	 * dead queue.
+	 */
+	if (xrdma_setup_failed(ctrl))
+		return -ECONNRESET;
+	xrdma_delay(XRDMA_DELAY_GO_LIVE);
+	if (!nvme_change_ctrl_state(nctrl, NVME_CTRL_LIVE)) {
+		/* a delete won the race */
+		dev_info(nctrl->device, "not going live: controller state %d\n",
+			 nvme_ctrl_state(nctrl));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
  * Build the whole association and go LIVE.  A new controller also gets its
  * tag sets; if its setup fails they go again.
  */
@@ -465,25 +500,11 @@ static int xrdma_setup_ctrl(struct xrdma_ctrl *ctrl, bool new)
 			goto out_teardown;
 	}
 
-	/*
-	 * A connection lost with nothing in flight ended nothing; an I/O
-	 * command that timed out after the queues started left its queue
-	 * stopped (the end work stops the queues to end it), whether or not
-	 * the drain then succeeded: going live, the controller would keep a
-	 * dead queue.
-	 */
-	if (xrdma_setup_failed(ctrl)) {
-		ret = -ECONNRESET;
+	mutex_lock(&ctrl->teardown_lock);
+	ret = xrdma_go_live(ctrl);
+	mutex_unlock(&ctrl->teardown_lock);
+	if (ret)
 		goto out_teardown;
-	}
-	xrdma_delay(XRDMA_DELAY_GO_LIVE);
-	if (!nvme_change_ctrl_state(nctrl, NVME_CTRL_LIVE)) {
-		/* a delete won the race */
-		dev_info(nctrl->device, "not going live: controller state %d\n",
-			 nvme_ctrl_state(nctrl));
-		ret = -EINVAL;
-		goto out_teardown;
-	}
 	trace_xrdma_state(ctrl, XRDMA_EV_CONNECTED);
 	nvme_start_ctrl(nctrl);
 	return 0;

@@ -28,7 +28,7 @@
  *                CQ (the stop goes on without it)
  * go_live        a setup whose queues all came up, between its check that
  *                no connection was lost and no command timed out, and its
- *                change to LIVE
+ *                change to LIVE (teardown_lock held)
  *
  * Each point holds for its value every time it is passed, and logs it
  * before and after:
