@@ -73,7 +73,12 @@
 #   killed during the hold and started again; the controller must not stay
 #   live on a queue the lost connection stopped, with nobody to recover
 #   it: the attempt fails, or the live controller recovers, and it answers
-#   an Identify again.
+#   an Identify again;
+# - removal-while-owned: an RDMA device removed while a setup still owns
+#   its admin queue's CM id (the setup held at io_setup, the device's
+#   netdev down): rdma_cm tells the owned id of the removal and waits for
+#   it; the setup fails with its port down, and its release must destroy
+#   the id at once, not park it for a port that never comes back (60 s).
 # Each subtest checks the kernel log for what the window must show, so a
 # subtest that did not reach its window fails instead of passing.
 #
@@ -102,6 +107,7 @@ ALL_RACES=parked-free,remove-during-free,delete-during-port-up
 ALL_RACES+=,end-during-submit,stop-before-connect,end-during-resize
 ALL_RACES+=,park-during-removal,removal-during-stop,reset-behind-handler
 ALL_RACES+=,drain-timeout-in-handler,qp-read,linv,go-live
+ALL_RACES+=,removal-while-owned
 readonly RACES=${XRDMA_RACES:-$ALL_RACES}
 readonly QID_MAX=$RIG_NVMET/subsystems/$RIG_NQN_RAM/attr_qid_max
 readonly BT_PORT=4425
@@ -133,7 +139,7 @@ cleanup() {
 trap cleanup EXIT
 
 TEST_CMDS="ip rdma $BADTARGET"
-test_begin 17
+test_begin 18
 
 # race NAME: whether XRDMA_RACES asks for it; a subtest it leaves out skips.
 race() {
@@ -197,10 +203,10 @@ t_path_b() {
 	PATH_B=1
 }
 
-# connect_parks ADDR MS DOWN...: nvme connect to ADDR, its setup held MS
-# ms at io_setup, and meanwhile DOWN... takes the path down: the connect
-# fails and parks its admin queue's CM id.
-connect_parks() {
+# connect_held ADDR MS WHILE...: nvme connect to ADDR, its setup held MS
+# ms at io_setup, and meanwhile WHILE... takes the path away: the connect
+# must fail.
+connect_held() {
 	local addr=$1 ms=$2 out=$TEST_TMP/connect.out rc=0
 	shift 2
 	delay_set io_setup "$ms" || return 1
@@ -216,12 +222,20 @@ connect_parks() {
 		rc=1
 	}
 	if wait "$BG_PID"; then
-		echo "nvme connect succeeded with its path down"
+		echo "nvme connect succeeded with its path gone"
 		rc=1
 	fi
 	BG_PID=
 	sed 's/^/  /' "$out"
 	delay_set io_setup 0
+	return "$rc"
+}
+
+# connect_parks ADDR MS DOWN...: connect_held, DOWN... taking the path
+# down: the connect fails and parks its admin queue's CM id.
+connect_parks() {
+	local rc=0
+	connect_held "$@" || rc=1
 	logged "its connection is released once the port is back" || {
 		echo "no CM id was parked: the window was not reached"
 		rc=1
@@ -454,12 +468,36 @@ t_end_during_resize() {
 	return "$rc"
 }
 
+# removal_waited T0 HOLD WHAT: once the removal of device C (RM_PID),
+# started at T0, is through, whether it took less than HOLD ms (the
+# window, WHAT) plus 20 s, which a CM id parked for its 60 s exceeds;
+# and that no controller of the failed connect is listed.  Path C goes.
+removal_waited() {
+	local t0=$1 hold=$2 ms rc=0
+	wait_for 90 pid_gone "$RM_PID"
+	ms=$(($(now_ms) - t0))
+	wait "$RM_PID" || rc=1
+	RM_PID=
+	echo "removing $RXE_C took $ms ms, $hold ms of it $3"
+	((ms < hold + 20000)) || {
+		echo "rdma_cm's removal waited for a parked id"
+		rc=1
+	}
+	nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$IP_C" && {
+		echo "a controller of the failed connect is still listed"
+		rc=1
+	}
+	rig_del_path "$NETDEV_C" "$RXE_C" "$PORT_C" || rc=1
+	PATH_C=0
+	return "$rc"
+}
+
 # park-during-removal: device C, with an nvmet port on it, removed; our
 # client's removal held 10 s at remove_one after it released the device's
 # parked ids. Meanwhile a connect through device C, held at io_setup, its
 # netdev taken down: the creation fails and parks the admin queue's CM id.
 t_park_during_removal() {
-	local hold=$((10000 * SCALE)) t0 ms rc=0
+	local hold=$((10000 * SCALE)) t0 rc=0
 	race park-during-removal || return
 	((hold <= 30000)) || hold=30000
 	rig_add_path "$NETDEV_C" "$RXE_C" "$IP_C" "$PORT_C" || return 1
@@ -481,21 +519,7 @@ t_park_during_removal() {
 		rc=1
 	fi
 	# without a fix, rdma_cm's removal waits out the parked id's 60 s
-	wait_for 90 pid_gone "$RM_PID"
-	ms=$(($(now_ms) - t0))
-	wait "$RM_PID" || rc=1
-	RM_PID=
-	echo "removing $RXE_C took $ms ms, $hold ms of it held at remove_one"
-	((ms < hold + 20000)) || {
-		echo "rdma_cm's removal waited for the parked id"
-		rc=1
-	}
-	nvme_find_ctrl "$RIG_NQN_RAM" "$TR" "$IP_C" && {
-		echo "a controller of the failed connect is still listed"
-		rc=1
-	}
-	rig_del_path "$NETDEV_C" "$RXE_C" "$PORT_C" || rc=1
-	PATH_C=0
+	removal_waited "$t0" "$hold" "held at remove_one" || rc=1
 	return "$rc"
 }
 
@@ -861,6 +885,38 @@ t_go_live() {
 	return "$rc"
 }
 
+# down_remove_c: device C's netdev down, then the device removed in the
+# background (RM_PID, from T0), which must still wait 2 s later: for the
+# CM id of the setup held meanwhile.
+T0=
+down_remove_c() {
+	T0=$(now_ms)
+	ip link set "$NETDEV_C" down || return 1
+	rdma link delete "$RXE_C" &
+	RM_PID=$!
+	sleep 2
+	pid_gone "$RM_PID" || return 0
+	echo "the removal was through while the setup was held: the window was missed"
+	return 1
+}
+
+# removal-while-owned: a connect through device C held at io_setup once
+# its admin queue is connected; meanwhile device C's netdev goes down and
+# the device is removed.
+t_rm_owned() {
+	local hold=$((6000 * SCALE)) rc=0
+	race removal-while-owned || return
+	((hold <= 30000)) || hold=30000
+	rig_add_path "$NETDEV_C" "$RXE_C" "$IP_C" "$PORT_C" || return 1
+	PATH_C=1
+	race_mark removal-while-owned
+	connect_held "$IP_C" "$hold" down_remove_c || rc=1
+	# without a fix, rdma_cm's removal waits out a parked id's 60 s
+	removal_waited "$T0" "$hold" "the setup held" || rc=1
+	since_race | grep -E "delay point io_setup|$RXE_C" | sed 's/^/  /'
+	return "$rc"
+}
+
 t_leak() {
 	if ((PATH_B)); then
 		rig_del_path "$NETDEV_B" "$RXE_B" "$PORT_B" || return 1
@@ -884,6 +940,7 @@ ktap_run "the same on softirq CQs: a fence of an idle irq_poll" t_drain_timeout_
 ktap_run "QP attributes read while the admin queue's stop is held" t_qp_read
 ktap_run "a LOCAL_INV posted during a deletion's drain, the tag set freed before the CQ" t_linv
 ktap_run "a connection lost between a setup's last check and its change to LIVE" t_go_live
+ktap_run "an RDMA device removed while a held setup still owns its CM id, its port down" t_rm_owned
 ktap_run "RDMA resources and module refs back to baseline" t_leak
 ktap_run "no kernel warnings, oopses or new taint" dmesg_check
 ktap_finished
