@@ -167,6 +167,8 @@ static void xrdma_cm_flush(struct xrdma_queue *queue)
 
 static int xrdma_cm_parked_event(struct rdma_cm_id *cm_id,
 				 struct rdma_cm_event *ev);
+static bool xrdma_cm_note_removal(struct xrdma_queue *queue,
+				  struct rdma_cm_id *cm_id);
 
 static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 			    struct rdma_cm_event *ev)
@@ -175,7 +177,9 @@ static int xrdma_cm_handler(struct rdma_cm_id *cm_id,
 	int ret;
 
 	/* a parked id (xrdma_cm_park()) is no longer its queue's */
-	if (READ_ONCE(queue->cm_id) != cm_id)
+	if (READ_ONCE(queue->cm_id) != cm_id ||
+	    (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL &&
+	     !xrdma_cm_note_removal(queue, cm_id)))
 		return xrdma_cm_parked_event(cm_id, ev);
 
 	trace_xrdma_cm_event(queue, ev->event, ev->status);
@@ -330,6 +334,8 @@ int xrdma_cm_create_id(struct xrdma_queue *queue)
 		xrdma_qerr(queue, "rdma_create_id: %ld\n", PTR_ERR(cm_id));
 		return PTR_ERR(cm_id);
 	}
+	/* the slot's previous id, if its device went, is gone: not this one */
+	clear_bit(XRDMA_Q_DEVICE_REMOVED, &queue->flags);
 	if (opts->tos >= 0)
 		rdma_set_service_type(cm_id, opts->tos);
 	/* before route resolution: on RoCE it sets the packet lifetime too */
@@ -368,7 +374,9 @@ static DECLARE_DELAYED_WORK(xrdma_parked_work, xrdma_parked_work_fn);
  * after xrdma_remove_one() released the device's ids would hold it until
  * its deadline (up to 60 s), its port state cached down.  Taken off the
  * list here, it is rdma_cm's to destroy (the non-zero return); one that a
- * release took off the list first is that release's.
+ * release took off the list first is that release's.  An id is published
+ * as parked (queue->cm_id no longer it) and put on the list in one hold
+ * of xrdma_parked_mutex, so an event that finds it parked finds it listed.
  */
 static int xrdma_cm_parked_event(struct rdma_cm_id *cm_id,
 				 struct rdma_cm_event *ev)
@@ -391,6 +399,28 @@ static int xrdma_cm_parked_event(struct rdma_cm_id *cm_id,
 	nvme_put_ctrl(found->ctrl);
 	kfree(found);
 	return 1;
+}
+
+/*
+ * The removal of the device of an id its queue still owns: its release,
+ * to come, must destroy it rather than park it, or rdma_cm's removal waits
+ * for it until its deadline, for a port that never comes back (no DREQ
+ * can leave through a device that goes anyway).  Noted under the mutex
+ * under which xrdma_cm_park() decides.
+ *
+ * Return: false if the id was parked meanwhile: the parked path has it.
+ */
+static bool xrdma_cm_note_removal(struct xrdma_queue *queue,
+				  struct rdma_cm_id *cm_id)
+{
+	bool owned;
+
+	mutex_lock(&xrdma_parked_mutex);
+	owned = READ_ONCE(queue->cm_id) == cm_id;
+	if (owned)
+		set_bit(XRDMA_Q_DEVICE_REMOVED, &queue->flags);
+	mutex_unlock(&xrdma_parked_mutex);
+	return owned;
 }
 
 /* Whether @cm_id's port can carry CM messages now (true if unknown). */
@@ -482,42 +512,55 @@ void xrdma_cm_exit(void)
 	xrdma_cm_release_parked(NULL, true);
 }
 
-/* Park @queue's CM id, or destroy it if that is not possible. */
-static void xrdma_cm_park(struct xrdma_queue *queue)
+/*
+ * Park @queue's CM id.  Return: false if it is not to be parked (its
+ * device is being removed) or cannot be; the caller destroys it then.
+ */
+static bool xrdma_cm_park(struct xrdma_queue *queue)
 {
 	struct xrdma_parked_id *p = kzalloc(sizeof(*p), GFP_NOIO);
+	struct rdma_cm_id *cm_id = queue->cm_id;
 	struct xrdma_ctrl *ctrl = queue->ctrl;
 
-	if (!p) {
-		rdma_destroy_id(queue->cm_id);
-		return;
+	if (!p)
+		return false;
+	mutex_lock(&xrdma_parked_mutex);
+	if (test_bit(XRDMA_Q_DEVICE_REMOVED, &queue->flags)) {
+		mutex_unlock(&xrdma_parked_mutex);
+		kfree(p);
+		dev_info(ctrl->ctrl.device,
+			 "queue %d: %s is being removed: releasing its connection now, its port down\n",
+			 queue->qid, dev_name(&cm_id->device->dev));
+		return false;
 	}
-	p->cm_id = queue->cm_id;
+	p->cm_id = cm_id;
 	p->ctrl = &ctrl->ctrl;
 	p->deadline = jiffies + msecs_to_jiffies(XRDMA_PARK_MS);
 	nvme_get_ctrl(p->ctrl);
 	dev_info(ctrl->ctrl.device,
 		 "queue %d: %s port %u is down: its connection is released once the port is back\n",
-		 queue->qid, dev_name(&p->cm_id->device->dev),
-		 p->cm_id->port_num);
-	mutex_lock(&xrdma_parked_mutex);
+		 queue->qid, dev_name(&cm_id->device->dev), cm_id->port_num);
+	/* from here an event for the id takes the parked path */
+	WRITE_ONCE(queue->cm_id, NULL);
 	list_add_tail(&p->entry, &xrdma_parked_ids);
 	queue_delayed_work(system_wq, &xrdma_parked_work, HZ / 2);
 	mutex_unlock(&xrdma_parked_mutex);
+	return true;
 }
 
 /**
  * xrdma_cm_destroy_id() - release the CM id of a queue
  * @queue: queue whose QP is already destroyed
  * @req_sent: a connect request went out on it, so its destruction sends
- *	a DREQ or a REJ; parked instead while its port is down (see above)
+ *	a DREQ or a REJ; parked instead while its port is down (see above),
+ *	unless its device is being removed
  */
 void xrdma_cm_destroy_id(struct xrdma_queue *queue, bool req_sent)
 {
-	if (req_sent && !xrdma_cm_id_port_up(queue->cm_id))
-		xrdma_cm_park(queue);
-	else
-		rdma_destroy_id(queue->cm_id);
+	if (req_sent && !xrdma_cm_id_port_up(queue->cm_id) &&
+	    xrdma_cm_park(queue))
+		return;
+	rdma_destroy_id(queue->cm_id);
 	WRITE_ONCE(queue->cm_id, NULL);
 }
 

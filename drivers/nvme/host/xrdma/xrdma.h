@@ -112,6 +112,12 @@ enum xrdma_queue_flags {
 	XRDMA_Q_ALLOCATED,	/* cm_id, QP, CQ, rings; clears STOPPED */
 	XRDMA_Q_LIVE,		/* fabrics Connect succeeded */
 	XRDMA_Q_STOPPED,	/* disconnected and drained, or not allocated */
+	/*
+	 * Apart from the life cycle: rdma_cm told the queue's CM id, still
+	 * its own, that the device goes; its release then destroys it, never
+	 * parks it (cm.c, under the parked ids' mutex; cleared for a new id).
+	 */
+	XRDMA_Q_DEVICE_REMOVED,
 };
 
 /**
